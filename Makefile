@@ -1,0 +1,33 @@
+# The README's quick start: `make demo` and `make test`. Both build .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench golden clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install --quiet -e . --group dev
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/dgtrace analyze samples/paper-2014
+
+lint: $(STAMP)
+	$(BIN)/ruff check analyzer tests scripts
+	$(BIN)/ruff format --check analyzer tests scripts
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest
+
+golden: $(STAMP)
+	$(BIN)/python scripts/regen_golden.py
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache
