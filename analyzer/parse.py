@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer import grammar as g
-from analyzer.tables import ADR, HEADER, KRS, LGWR, MARKERS, MESSAGES, UNPARSED, WAITS, empty, frame
+from analyzer.schemas import ADR, HEADER, KRS, LGWR, MARKERS, MESSAGES, UNPARSED, WAITS, empty, frame
 
 #: the four event-16410 message texts, by kind (grammars/transport.lark)
 MESSAGE_PREFIXES = {

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 import polars as pl
 
-from analyzer.tables import LINES
+from analyzer.schemas import LINES
 
 CHUNK_BYTES = 16 * 1024 * 1024
 #: longer lines are cut here (a trace line is < 1 KB; megabyte lines are binary junk)

@@ -1,142 +1,144 @@
-"""Table schemas (declared once) and the empty frames built from them.
+"""Tables stage: one parsed file -> its events in UTC, with each message's transport stamp.
 
-Every frame that crosses a stage boundary has its schema here; nothing relies on inference.
+Stamp association follows the MAA paper: `Client sending`, `Server received` and `Server
+finished` take the krs stamp that follows them, `Client received` the one before it. A stamp
+is only taken if no other 16410 message stands between it and its message, and a stamp that
+two messages would take is given to neither (both are reported). Local times become UTC with
+the offset of the file's own ISO ADR lines (12.2+), else the `--tz` offset for the file's host,
+else the default offset.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import polars as pl
 
-US = pl.Datetime("us")
-UTC = pl.Datetime("us", "UTC")
+from analyzer.classify import FileInfo, classify_file
+from analyzer.parse import Parsed
+from analyzer.schemas import EVENTS, UTC
 
-#: lines handed from the read stage to the parse stage
-LINES = pl.Schema({"line": pl.Int64, "text": pl.String})
-
-#: event-16410 messages (one per line)
-MESSAGES = pl.Schema({
-    "line": pl.Int64,
-    "kind": pl.String,
-    "func": pl.String,
-    "oper": pl.String,
-    "flag": pl.String,
-    "thread": pl.Int32,
-    "seq": pl.Int64,
-    "msgid": pl.Int64,
-})
-#: krs stamps: naive local time of the host that wrote them, plus the C source location
-KRS = pl.Schema({
-    "line": pl.Int64,
-    "local": US,
-    "digits": pl.Int8,
-    "src_file": pl.String,
-    "src_line": pl.Int32,
-})
-#: ADR wall-clock lines (bare `***` lines and session-block lines); offset only on ISO lines
-ADR = pl.Schema({"line": pl.Int64, "local": US, "digits": pl.Int8, "utc_offset_min": pl.Int32})
-#: 10046 WAIT lines
-WAITS = pl.Schema({
-    "line": pl.Int64,
-    "cursor": pl.Int64,
-    "event": pl.String,
-    "ela_us": pl.Int64,
-    "params": pl.String,
-    "tim": pl.Int64,
-})
-#: log writer lines (long-write warnings, broadcast waits, adaptive sync messages)
-LGWR = pl.Schema({
-    "line": pl.Int64,
-    "kind": pl.String,
-    "elapsed_ms": pl.Int64,
-    "size_kb": pl.Int64,
-    "detail": pl.String,
-})
-#: trace header lines (key/value), and file markers (continued / recreated)
-HEADER = pl.Schema({"line": pl.Int64, "kind": pl.String, "key": pl.String, "value": pl.String})
-MARKERS = pl.Schema({"line": pl.Int64, "marker": pl.String, "path": pl.String})
-#: lines of a known family that its grammar rejected, and other input problems
-UNPARSED = pl.Schema({"line": pl.Int64, "family": pl.String, "reason": pl.String, "text": pl.String})
-
-#: one row per message after stamp association and time-zone conversion (tables stage)
-EVENTS = pl.Schema({
-    "file": pl.String,
-    "line": pl.Int64,
-    "kind": pl.String,
-    "oper": pl.String,
-    "thread": pl.Int32,
-    "seq": pl.Int64,
-    "msgid": pl.Int64,
-    "stamp_line": pl.Int64,
-    "stamp_src": pl.String,
-    "local": US,
-    "at": UTC,
-    "resolution_us": pl.Int64,
-    "problem": pl.String,
-})
-
-#: the writes table: the contract of `--format csv` and of `writes` in `--format json`
-WRITES = pl.Schema({
-    "thread": pl.Int32,
-    "seq": pl.Int64,
-    "msgid": pl.Int64,
-    "oper": pl.String,
-    "sent_at": UTC,
-    "total_ms": pl.Float64,
-    "rfs_ms": pl.Float64,
-    "network_ms": pl.Float64,
-    "rfs_io_ms": pl.Float64,
-    "rfs_other_ms": pl.Float64,
-    "resolution_ms": pl.Float64,
-    "verdict": pl.String,
-    "slow": pl.Boolean,
-    "rfs_io_waits": pl.Int64,
-    "warning": pl.String,
-    "primary_file": pl.String,
-    "primary_line": pl.Int64,
-    "standby_file": pl.String,
-    "standby_line": pl.Int64,
-    "primary_host": pl.String,
-    "standby_host": pl.String,
-})
-
-#: messages of one side that found no partner, with the reason
-UNMATCHED = pl.Schema({
-    "side": pl.String,
-    "file": pl.String,
-    "line": pl.Int64,
-    "kind": pl.String,
-    "thread": pl.Int32,
-    "seq": pl.Int64,
-    "msgid": pl.Int64,
-    "oper": pl.String,
-    "at": UTC,
-    "reason": pl.String,
-})
-
-#: LGWR long-write warnings tied to the remote write(s) they cover
-WARNINGS = pl.Schema({
-    "file": pl.String,
-    "line": pl.Int64,
-    "host": pl.String,
-    "thread": pl.Int32,
-    "at": UTC,
-    "elapsed_ms": pl.Int64,
-    "size_kb": pl.Int64,
-    "writes": pl.Int64,
-    "msgid": pl.Int64,
-    "remote_total_ms": pl.Float64,
-    "network_ms": pl.Float64,
-    "rfs_io_ms": pl.Float64,
-    "rfs_other_ms": pl.Float64,
-    "verdict": pl.String,
-})
+FORWARD_KINDS = ("client_send", "server_recv", "server_done")
+BACKWARD_KINDS = ("client_recv",)
 
 
-def empty(schema: pl.Schema) -> pl.DataFrame:
-    """An empty frame with the given schema."""
-    return pl.DataFrame(schema=schema)
+@dataclass(frozen=True)
+class TimeZones:
+    """UTC offsets (minutes) for files without ISO ADR lines: per host, else the default."""
+
+    default_min: int | None = None
+    per_host: dict[str, int] = field(default_factory=dict)
+
+    def for_host(self, host: str | None) -> tuple[int, str]:
+        """The offset for a host and where it came from."""
+        if host is not None and host in self.per_host:
+            return self.per_host[host], f"--tz {host}="
+        if self.default_min is not None:
+            return self.default_min, "--tz"
+        return 0, "assumed UTC (no zone in the file; use --tz)"
 
 
-def frame(rows: list[dict[str, object]], schema: pl.Schema) -> pl.DataFrame:
-    """Build a frame from dict rows with an explicit schema (missing keys become null)."""
-    return pl.from_dicts(rows, schema=schema) if rows else empty(schema)
+@dataclass(frozen=True)
+class FileTables:
+    """A file after the tables stage."""
+
+    info: FileInfo
+    events: pl.DataFrame
+    waits: pl.DataFrame
+    lgwr: pl.DataFrame
+    zone: str
+    first_at: object
+    last_at: object
+
+
+def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
+    """Give each message its transport stamp (or a `problem` saying why it has none)."""
+    msgs = messages.sort("line").with_columns(
+        prev_msg=pl.col("line").shift(1), next_msg=pl.col("line").shift(-1)
+    )
+    stamps = krs.sort("line").select(
+        stamp_line=pl.col("line"),
+        local=pl.col("local"),
+        digits=pl.col("digits"),
+        stamp_src=pl.concat_str([pl.col("src_file"), pl.lit(":"), pl.col("src_line").cast(pl.String)]),
+    )
+    fwd = msgs.filter(pl.col("kind").is_in(FORWARD_KINDS)).join_asof(
+        stamps, left_on="line", right_on="stamp_line", strategy="forward"
+    )
+    fwd = fwd.with_columns(
+        _far=pl.col("next_msg").is_not_null() & (pl.col("stamp_line") > pl.col("next_msg"))
+    )
+    bwd = msgs.filter(pl.col("kind").is_in(BACKWARD_KINDS)).join_asof(
+        stamps, left_on="line", right_on="stamp_line", strategy="backward"
+    )
+    bwd = bwd.with_columns(
+        _far=pl.col("prev_msg").is_not_null() & (pl.col("stamp_line") < pl.col("prev_msg"))
+    )
+    both = pl.concat([fwd, bwd]).sort("line")
+    missing = pl.col("stamp_line").is_null() | pl.col("_far")
+    both = both.with_columns(
+        problem=pl.when(missing & pl.col("kind").is_in(FORWARD_KINDS))
+        .then(pl.lit("no transport stamp after this message"))
+        .when(missing)
+        .then(pl.lit("no transport stamp before this message"))
+    )
+    both = both.with_columns(
+        [pl.when(pl.col("problem").is_null()).then(pl.col(c)) for c in ("stamp_line", "local", "digits", "stamp_src")]
+    )
+    claims = pl.col("stamp_line").count().over("stamp_line")
+    return both.with_columns(
+        problem=pl.when(pl.col("stamp_line").is_not_null() & (claims > 1))
+        .then(pl.concat_str([pl.lit("stamp at line "), pl.col("stamp_line").cast(pl.String), pl.lit(" claimed by two messages")]))
+        .otherwise(pl.col("problem"))
+    ).drop("prev_msg", "next_msg", "_far")
+
+
+def to_utc(events: pl.DataFrame, adr: pl.DataFrame, fallback_min: int) -> pl.DataFrame:
+    """Add `at` (UTC): offset of the nearest earlier ISO ADR line (else the first one, else fallback)."""
+    zones = adr.filter(pl.col("utc_offset_min").is_not_null()).sort("line").select(
+        zone_line=pl.col("line"), utc_offset_min=pl.col("utc_offset_min")
+    )
+    ordered = events.with_columns(_key=pl.col("stamp_line").fill_null(pl.col("line"))).sort("_key")
+    if zones.height:
+        first = int(zones["utc_offset_min"][0])
+        ordered = ordered.join_asof(zones, left_on="_key", right_on="zone_line", strategy="backward")
+        offset = pl.col("utc_offset_min").fill_null(first)
+    else:
+        offset = pl.lit(fallback_min)
+    at = (pl.col("local") - pl.duration(minutes=offset)).dt.replace_time_zone("UTC")
+    return ordered.with_columns(at=at).sort("line")
+
+
+def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -> FileTables:
+    """Classify a parsed file and build its UTC event table."""
+    t = parsed.tables
+    info = classify_file(label, name, t["header"], t["messages"])
+    has_iso = t["adr"]["utc_offset_min"].is_not_null().any()
+    fallback, source = zones.for_host(info.host)
+    zone = "ISO ADR lines of the file" if has_iso else source
+    events = to_utc(associate(t["messages"], t["krs"]), t["adr"], fallback)
+    events = events.with_columns(
+        file=pl.lit(label),
+        resolution_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
+    ).select(EVENTS.names()).cast(dict(EVENTS))
+    lgwr = to_utc(_lgwr_times(t["lgwr"], t["adr"]), t["adr"], fallback)
+    times = pl.concat([t["adr"].select("local"), t["krs"].select("local")])["local"]
+    first_at, last_at = _span(times, t["adr"], fallback)
+    waits = t["waits"].with_columns(file=pl.lit(label))
+    return FileTables(info, events, waits, lgwr.with_columns(file=pl.lit(label)), zone, first_at, last_at)
+
+
+def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:
+    """Each log writer line with the ADR wall-clock line before it (its only time)."""
+    clock = adr.sort("line").select(stamp_line=pl.col("line"), local=pl.col("local"), digits=pl.col("digits"))
+    return lgwr.sort("line").join_asof(clock, left_on="line", right_on="stamp_line", strategy="backward")
+
+
+def _span(times: pl.Series, adr: pl.DataFrame, fallback: int) -> tuple[object, object]:
+    if times.is_empty() or times.null_count() == len(times):
+        return None, None
+    offsets = adr["utc_offset_min"].drop_nulls()
+    offset = int(offsets[0]) if len(offsets) else fallback
+    frame = pl.DataFrame({"t": [times.min(), times.max()]}, schema={"t": pl.Datetime("us")})
+    utc = frame.select((pl.col("t") - pl.duration(minutes=offset)).dt.replace_time_zone("UTC").cast(UTC))["t"]
+    return utc[0], utc[1]

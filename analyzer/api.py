@@ -1,0 +1,168 @@
+"""The pipeline: read -> parse -> tables -> match -> attribute, as one call or stage by stage.
+
+`analyze(paths, options)` returns an `Analysis` that every renderer takes. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from analyzer import parse
+from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings
+from analyzer.errors import AnalyzerError, ExitCode, NoInputError
+from analyzer.match import DEFAULT_WINDOW_S, match
+from analyzer.read import ReadStats, read_lines
+from analyzer.schemas import EVENTS, UNMATCHED, UNPARSED, WAITS, WARNINGS, WRITES, empty
+from analyzer.sources import Skipped, Source, discover
+from analyzer.tables import FileTables, TimeZones, build_file_tables
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user can set for one analysis."""
+
+    #: a write is slow when total_ms >= this (ms)
+    threshold_ms: float = DEFAULT_THRESHOLD_MS
+    #: UTC offsets for files whose timestamps carry no zone
+    zones: TimeZones = field(default_factory=TimeZones)
+    #: how far (s) a msgid match may stray from the host pair's typical send->receive gap
+    window_s: float = DEFAULT_WINDOW_S
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One input file after reading, parsing and the tables stage."""
+
+    source: Source
+    tables: FileTables
+    parsed: parse.Parsed
+    stats: ReadStats
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the renderers need."""
+
+    options: Options
+    files: list[FileResult]
+    skipped: list[Skipped]
+    writes: pl.DataFrame
+    unmatched: pl.DataFrame
+    warnings: pl.DataFrame
+    primary_exchanges: int
+    standby_exchanges: int
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """PARTIAL when some input could not be read to its end."""
+        return ExitCode.PARTIAL if any(f.stats.error for f in self.files) else ExitCode.OK
+
+
+ProgressHook = Callable[[str, int], None]
+
+
+def read_file(source: Source, zones: TimeZones) -> FileResult:
+    """Read, parse and tabulate one source; reading errors keep the lines read before them."""
+    stats = ReadStats()
+    parts: list[parse.Parsed] = []
+    in_header = False
+    try:
+        with source.opener() as stream:
+            for lines in read_lines(stream, stats):
+                part, in_header = parse.parse_chunk(lines, in_header)
+                parts.append(part)
+    except (AnalyzerError, OSError, EOFError, ValueError) as err:
+        stats.error = f"{type(err).__name__}: {err}" if not isinstance(err, AnalyzerError) else str(err)
+    parsed = parse.merge(parts)
+    return FileResult(source, build_file_tables(source.label, source.name, parsed, zones), parsed, stats)
+
+
+def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:
+    """Match and attribute the events of already-read files."""
+    hosts = {f.source.label: f.tables.info.host or f.source.label for f in files}
+    primary = _events(files, "primary")
+    standby = _events(files, "standby")
+    matched = match(primary, standby, hosts, options.window_s)
+    waits = pl.concat([f.tables.waits for f in files if f.tables.info.role == "standby"] or [empty(WAITS).with_columns(file=pl.lit(None, pl.String))])
+    writes = attribute(matched.pairs, waits, options.threshold_ms) if matched.pairs.height else empty(WRITES)
+    warnings = tie_warnings(_lgwr(files), writes)
+    return Analysis(options, files, skipped, writes, matched.unmatched.cast(dict(UNMATCHED)), warnings, matched.primary_exchanges, matched.standby_exchanges)
+
+
+def analyze(paths: Sequence[str], options: Options | None = None, progress: ProgressHook | None = None) -> Analysis:
+    """Run the whole pipeline over files, directories and globs.
+
+    Raises:
+        UsageError: a path names nothing.
+        NoInputError: no trace file was found.
+    """
+    options = options or Options()
+    sources, skipped = discover(paths)
+    if not sources:
+        raise NoInputError("no trace files found in " + ", ".join(paths))
+    files = []
+    for source in sources:
+        if progress:
+            progress(source.label, len(files))
+        files.append(read_file(source, options.zones))
+    return analyze_files(files, skipped, options)
+
+
+def _events(files: list[FileResult], role: str) -> pl.DataFrame:
+    frames = [f.tables.events for f in files if f.tables.info.role == role]
+    return pl.concat(frames) if frames else empty(EVENTS)
+
+
+def _lgwr(files: list[FileResult]) -> pl.DataFrame:
+    """Log writer lines of every file with their host and redo thread."""
+    threads = {}
+    for f in files:  # an instance's thread, from its header or from the messages its NSS sent
+        info = f.tables.info
+        if info.instance and info.role == "primary" and f.tables.events.height:
+            threads.setdefault(info.instance, int(f.tables.events["thread"][0]))
+    frames = []
+    for f in files:
+        info = f.tables.info
+        if not f.tables.lgwr.height:
+            continue
+        thread = info.thread or threads.get(info.instance or "")
+        frames.append(
+            f.tables.lgwr.with_columns(host=pl.lit(info.host, pl.String), wthread=pl.lit(thread, pl.Int32))
+            .select("file", "line", "kind", "at", "elapsed_ms", "size_kb", "host", "wthread")
+        )
+    if frames:
+        return pl.concat(frames)
+    return pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "kind": pl.String, "at": WARNINGS["at"], "elapsed_ms": pl.Int64, "size_kb": pl.Int64, "host": pl.String, "wthread": pl.Int32})
+
+
+def coverage(files: list[FileResult]) -> pl.DataFrame:
+    """Per file: lines read = parsed + ignored + unparsed, with the breakdown and read problems."""
+    rows = []
+    for f in files:
+        p = f.parsed
+        rows.append(
+            {
+                "file": f.source.label,
+                "lines": f.stats.lines,
+                "parsed": sum(p.parsed.values()),
+                "ignored": sum(p.ignored.values()),
+                "unparsed": p.unparsed,
+                "parsed_by_family": dict(sorted(p.parsed.items())),
+                "ignored_by_category": dict(sorted(p.ignored.items())),
+                "lines_with_bad_bytes": f.stats.lines_with_bad_bytes,
+                "crlf_lines": f.stats.crlf_lines,
+                "cut_lines": f.stats.cut_lines,
+                "unterminated_last_line": f.stats.unterminated_last_line,
+                "read_error": f.stats.error,
+            }
+        )
+    return pl.DataFrame(rows) if rows else pl.DataFrame()
+
+
+def unparsed(files: list[FileResult]) -> pl.DataFrame:
+    """Every unparsed line of every file, with its file label."""
+    frames = [f.parsed.tables["unparsed"].with_columns(file=pl.lit(f.source.label)) for f in files]
+    return pl.concat(frames) if frames else empty(UNPARSED).with_columns(file=pl.lit(None, pl.String))

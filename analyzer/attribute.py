@@ -1,0 +1,151 @@
+"""Attribute stage: split every matched write into network, RFS I/O and other RFS time.
+
+total = t4 - t1 (primary clock), rfs = t3 - t2 (standby clock), network = total - rfs (the
+clock offset between hosts cancels), rfs_io = the `ela` of the RFS I/O waits written between
+that write's `Server received` and `Server finished` lines, rfs_other = rfs - rfs_io. A
+negative component is kept as measured and explained in `warning`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analyzer.schemas import WARNINGS, WRITES
+
+#: the RFS wait events that are standby I/O (trace-formats.md section 4.2, class System I/O)
+RFS_IO_EVENTS = ("RFS write", "RFS random i/o", "RFS sequential i/o")
+COMPONENTS = ("network_ms", "rfs_io_ms", "rfs_other_ms")
+VERDICTS = {"network_ms": "network", "rfs_io_ms": "rfs_io", "rfs_other_ms": "rfs_other"}
+DEFAULT_THRESHOLD_MS = 100.0
+
+
+def _ms(end: str, start: str) -> pl.Expr:
+    return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
+
+
+def rfs_io(pairs: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
+    """Sum of RFS I/O wait `ela` (ms) and their count per standby exchange (standby_file, recv_line)."""
+    io = waits.filter(pl.col("event").is_in(RFS_IO_EVENTS)).select(
+        standby_file="file", wait_line="line", ela_us="ela_us"
+    ).sort("wait_line")
+    spans = pairs.select("standby_file", "recv_line", "done_line").sort("recv_line")
+    inside = io.join_asof(spans, left_on="wait_line", right_on="recv_line", by="standby_file", strategy="backward", check_sortedness=False)
+    inside = inside.filter(pl.col("wait_line") < pl.col("done_line"))
+    return inside.group_by("standby_file", "recv_line").agg(
+        rfs_io_ms=pl.col("ela_us").sum() / 1000.0, rfs_io_waits=pl.len()
+    )
+
+
+def attribute(pairs: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_MS) -> pl.DataFrame:
+    """The writes table (schema `WRITES`) from matched pairs and the standby WAIT lines."""
+    io = rfs_io(pairs, waits)
+    w = pairs.join(io, on=["standby_file", "recv_line"], how="left").with_columns(
+        rfs_io_ms=pl.col("rfs_io_ms").fill_null(0.0),
+        rfs_io_waits=pl.col("rfs_io_waits").fill_null(0).cast(pl.Int64),
+        total_ms=_ms("t4", "t1"),
+        rfs_ms=_ms("t3", "t2"),
+        resolution_ms=(pl.max_horizontal("res1_us", "res4_us") + pl.max_horizontal("res2_us", "res3_us")) / 1000.0,
+    )
+    w = w.with_columns(network_ms=pl.col("total_ms") - pl.col("rfs_ms"), rfs_other_ms=pl.col("rfs_ms") - pl.col("rfs_io_ms"))
+    w = w.with_columns(
+        verdict=_verdict(),
+        slow=pl.col("total_ms") >= threshold_ms,
+        warning=_warning(),
+        sent_at=pl.col("t1"),
+        primary_line=pl.col("send_line"),
+        standby_line=pl.col("recv_line"),
+        primary_host=pl.col("p_host"),
+        standby_host=pl.col("s_host"),
+    )
+    return w.select(WRITES.names()).cast(dict(WRITES)).sort("sent_at", "thread")
+
+
+def _verdict() -> pl.Expr:
+    largest = pl.max_horizontal(*COMPONENTS)
+    expr = pl.when(pl.col(COMPONENTS[0]) == largest).then(pl.lit(VERDICTS[COMPONENTS[0]]))
+    for name in COMPONENTS[1:]:
+        expr = expr.when(pl.col(name) == largest).then(pl.lit(VERDICTS[name]))
+    return expr
+
+
+def _warning() -> pl.Expr:
+    """Why a component is negative: timestamp resolution, or something worse."""
+    res = pl.col("resolution_ms")
+    neg_net = pl.col("network_ms") < 0
+    neg_other = pl.col("rfs_other_ms") < 0
+    net_text = pl.concat_str(
+        [
+            pl.lit("network_ms < 0: standby RFS time exceeds the round trip by "),
+            (-pl.col("network_ms")).round(3).cast(pl.String),
+            pl.lit(" ms"),
+            pl.when(-pl.col("network_ms") <= res)
+            .then(pl.lit(" (within timestamp resolution)"))
+            .otherwise(pl.lit(" (beyond timestamp resolution: check the stamps of this write)")),
+        ]
+    )
+    other_text = pl.concat_str(
+        [
+            pl.lit("rfs_other_ms < 0: RFS I/O waits exceed RFS time by "),
+            (-pl.col("rfs_other_ms")).round(3).cast(pl.String),
+            pl.lit(" ms"),
+            pl.when(-pl.col("rfs_other_ms") <= res)
+            .then(pl.lit(" (within timestamp resolution)"))
+            .otherwise(pl.lit(" (overlapping or mis-attributed waits)")),
+        ]
+    )
+    return (
+        pl.when(neg_net & neg_other)
+        .then(pl.concat_str([net_text, pl.lit("; "), other_text]))
+        .when(neg_net)
+        .then(net_text)
+        .when(neg_other)
+        .then(other_text)
+    )
+
+
+#: tolerance (ms) when a remote write is tested against a warning's interval: the ADR line
+#: that dates the warning has millisecond resolution and is written just before it
+WARNING_SLACK_MS = 2.0
+
+
+def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
+    """Tie each `log write elapsed time` warning to the remote write(s) it covers (schema `WARNINGS`).
+
+    `lgwr` has the log writer lines with `at` (UTC of the ADR line before each), `host` and
+    `wthread` (the redo thread of that instance, null when unknown). A warning covers the writes
+    of the same thread and host that lie inside [at - elapsed - slack, at + slack]; the slowest
+    of them gives the breakdown.
+    """
+    slack = pl.duration(milliseconds=WARNING_SLACK_MS)
+    warn = lgwr.filter(pl.col("kind") == "log_write").with_row_index("_w").with_columns(
+        _from=pl.col("at") - pl.duration(milliseconds=pl.col("elapsed_ms")) - slack,
+        _to=pl.col("at") + slack,
+    )
+    remote = writes.select(
+        "sent_at", "total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms", "verdict", "msgid", "thread", "primary_host",
+        _end=pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64)),
+    )
+    cand = warn.join_where(remote, pl.col("sent_at") <= pl.col("_to"), pl.col("_end") >= pl.col("_from"))
+    same_thread = pl.col("wthread").is_null() | (pl.col("thread") == pl.col("wthread"))
+    same_host = pl.col("host").is_null() | pl.col("primary_host").is_null() | (pl.col("host") == pl.col("primary_host"))
+    best = (
+        cand.filter(same_thread & same_host)
+        .sort("total_ms", descending=True)
+        .group_by("_w", maintain_order=True)
+        .agg(
+            writes=pl.len().cast(pl.Int64),
+            msgid=pl.col("msgid").first(),
+            remote_total_ms=pl.col("total_ms").first(),
+            network_ms=pl.col("network_ms").first(),
+            rfs_io_ms=pl.col("rfs_io_ms").first(),
+            rfs_other_ms=pl.col("rfs_other_ms").first(),
+            verdict=pl.col("verdict").first(),
+        )
+    )
+    tied = warn.join(best, on="_w", how="left").with_columns(writes=pl.col("writes").fill_null(0))
+    return (
+        tied.rename({"wthread": "thread"})
+        .select(WARNINGS.names())
+        .cast(dict(WARNINGS))
+        .sort("at", "file", "line")
+    )

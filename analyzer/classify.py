@@ -1,0 +1,109 @@
+"""Classification of a parsed trace file: role, process, instance, host, thread, version.
+
+Taken from the header when there is one, else from the file name, else from the content (a
+file trimmed by TFA has no header, but its `Server received` lines make it RFS).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+#: process name -> role (primary senders and log writers; standby receivers)
+PRIMARY_PROCESSES = re.compile(r"^(LGWR|LG\d\d|NSS\d+|NSA\d+|LNS\d*|TT\d\d)$")
+STANDBY_PROCESSES = re.compile(r"^(RFS)$")
+#: `<sid>_<pname>_<pid>[_<identifier>].trc`
+_NAME = re.compile(
+    r"^(?P<sid>.+?)_(?P<pname>lgwr|lg\d\d|nss\d+|nsa\d+|lns\d*|tt\d\d|rfs|arc\d+|ora|[a-z]{3,4}\d?)_(?P<pid>\d+)(?:_[^.]*)?\.trc$",
+    re.IGNORECASE,
+)
+#: `.../<host>/diag/rdbms/<db>/<sid>/trace/<file>` (ADR layout inside TFA collections)
+_ADR_PATH = re.compile(r"(?:^|[/!\\])(?P<host>[^/!\\]+)[/\\]diag[/\\]rdbms[/\\](?P<db>[^/\\]+)[/\\](?P<sid>[^/\\]+)[/\\]trace[/\\]")
+_IMAGE_PROCESS = re.compile(r"\((?P<pname>[A-Z][A-Z0-9]{2,4})\)\s*$")
+_RELEASE = re.compile(r"Release (\d+(?:\.\d+){3,4})")
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What a trace file is; `evidence` says where each fact came from."""
+
+    label: str
+    role: str
+    process: str | None
+    instance: str | None
+    host: str | None
+    thread: int | None
+    version: str | None
+    evidence: str
+
+
+def _header_value(header: pl.DataFrame, key: str) -> str | None:
+    values = header.filter(pl.col("key") == key)["value"]
+    return values[0] if len(values) else None
+
+
+def _process_from_header(header: pl.DataFrame) -> str | None:
+    proc = header.filter(pl.col("kind") == "process")["value"]
+    if not len(proc):
+        return None
+    image = proc[0].split("|", 1)[1]
+    found = _IMAGE_PROCESS.search(image)
+    return found["pname"] if found else None
+
+
+def _version(header: pl.DataFrame) -> str | None:
+    version = header.filter(pl.col("kind") == "version")["value"]
+    if len(version):
+        return str(version[0])
+    banner = header.filter(pl.col("kind") == "banner")["value"]
+    found = _RELEASE.search(banner[0]) if len(banner) else None
+    return found[1] if found else None
+
+
+def _thread(header: pl.DataFrame) -> int | None:
+    raw = _header_value(header, "Redo thread mounted by this instance")
+    if raw is None or not raw.split()[0].isdigit():
+        return None
+    number = int(raw.split()[0])
+    return number or None
+
+
+def classify_file(label: str, name: str, header: pl.DataFrame, messages: pl.DataFrame) -> FileInfo:
+    """Classify one file from its header lines, its name and its 16410 messages."""
+    evidence: list[str] = []
+    by_name = _NAME.match(name)
+    process = _process_from_header(header)
+    if process:
+        evidence.append("process from header image")
+    elif by_name and by_name["pname"].lower() != "ora":
+        process = by_name["pname"].upper()
+        evidence.append("process from file name")
+    kinds = set(messages["kind"].unique().to_list()) if messages.height else set()
+    client = bool(kinds & {"client_send", "client_recv"})
+    server = bool(kinds & {"server_recv", "server_done"})
+    if client and server:
+        role = "unknown"
+        evidence.append("both client and server 16410 messages: role unclear")
+    elif client or (process and PRIMARY_PROCESSES.match(process)):
+        role = "primary"
+    elif server or (process and STANDBY_PROCESSES.match(process)):
+        role = "standby"
+    else:
+        role = "other"
+    if (client or server) and not process:
+        process = "RFS" if server else "NSS"
+        evidence.append("process from content (16410 messages)")
+    instance = _header_value(header, "Instance name") or (by_name["sid"] if by_name else None)
+    adr = _ADR_PATH.search(label)
+    host = _header_value(header, "Node name")
+    if host:
+        evidence.append("host from header")
+    elif adr and adr["host"].lower() not in {"u01", "u02", "app", "oracle", "opt"}:
+        host = adr["host"]
+        evidence.append("host from ADR path")
+    elif instance:
+        host = f"instance:{instance}"
+        evidence.append("host unknown: instance name stands in")
+    return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence))

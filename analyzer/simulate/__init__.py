@@ -1,0 +1,16 @@
+"""Trace simulator: realistic Data Guard SYNC trace sets (NSS, LGWR, RFS) and their truth."""
+
+from analyzer.simulate.model import SCENARIOS, Profile
+from analyzer.simulate.options import FORMAT_VERSIONS, SimOptions, SimResult, parse_size
+from analyzer.simulate.writer import TRUTH_COLUMNS, simulate
+
+__all__ = [
+    "FORMAT_VERSIONS",
+    "SCENARIOS",
+    "TRUTH_COLUMNS",
+    "Profile",
+    "SimOptions",
+    "SimResult",
+    "parse_size",
+    "simulate",
+]

@@ -1,0 +1,86 @@
+"""Summary statistics of the writes table: percentiles, Oracle-style histograms, verdict totals.
+
+Pure functions from frames to frames/dicts; every renderer (terminal, JSON) uses these.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+STAT_COLUMNS = ("total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms", "rfs_ms")
+#: V$EVENT_HISTOGRAM buckets: a wait of x ms falls in the first "< 2^k ms" bucket above it
+HISTOGRAM_LIMITS_MS = tuple(2**k for k in range(0, 17))  # < 1 ms ... < 65536 ms
+STATS_SCHEMA = pl.Schema(
+    {
+        "component": pl.String,
+        "count": pl.Int64,
+        "mean": pl.Float64,
+        "p50": pl.Float64,
+        "p90": pl.Float64,
+        "p99": pl.Float64,
+        "max": pl.Float64,
+    }
+)
+
+
+def component_stats(writes: pl.DataFrame) -> pl.DataFrame:
+    """count, mean, p50, p90, p99, max for each component (nearest-rank percentiles)."""
+    rows = []
+    for name in STAT_COLUMNS:
+        col = pl.col(name)
+        row = writes.select(
+            component=pl.lit(name.removesuffix("_ms")),
+            count=col.count().cast(pl.Int64),
+            mean=col.mean(),
+            p50=col.quantile(0.5, "nearest"),
+            p90=col.quantile(0.9, "nearest"),
+            p99=col.quantile(0.99, "nearest"),
+            max=col.max(),
+        )
+        rows.append(row.cast(dict(STATS_SCHEMA)))
+    return pl.concat(rows)
+
+
+def bucket_label(limit_ms: int | None) -> str:
+    """`<1`, `<2`, ... and `>=65536` for the open last bucket."""
+    return f">={HISTOGRAM_LIMITS_MS[-1]}" if limit_ms is None else f"<{limit_ms}"
+
+
+def histogram(writes: pl.DataFrame, column: str = "total_ms") -> pl.DataFrame:
+    """Counts per power-of-two millisecond bucket, in order; negative values count in `<1`."""
+    limits = list(HISTOGRAM_LIMITS_MS)
+    col = pl.col(column)
+    index = pl.when(col < 1).then(0).otherwise(col.log(2).floor().cast(pl.Int64) + 1).clip(0, len(limits))
+    found = writes.select(index=index).drop_nulls().group_by("index").len()
+    counts = [0] * (len(limits) + 1)
+    for i, n in found.iter_rows():
+        counts[i] = n
+    labels = [bucket_label(limit) for limit in limits] + [bucket_label(None)]
+    last = max((i for i, c in enumerate(counts) if c), default=-1)
+    return pl.DataFrame(
+        {"bucket": labels[: last + 1], "count": counts[: last + 1]},
+        schema={"bucket": pl.String, "count": pl.Int64},
+    )
+
+
+def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
+    """Writes and summed total time per verdict, for all writes and for slow ones."""
+    return (
+        writes.group_by("verdict")
+        .agg(
+            writes=pl.len().cast(pl.Int64),
+            total_ms=pl.col("total_ms").sum(),
+            slow_writes=pl.col("slow").sum().cast(pl.Int64),
+            slow_total_ms=pl.col("total_ms").filter(pl.col("slow")).sum(),
+        )
+        .sort("slow_total_ms", "total_ms", descending=True)
+    )
+
+
+def time_shares(writes: pl.DataFrame) -> dict[str, float]:
+    """Share of summed slow-write time spent in each component (all writes if none is slow)."""
+    chosen = writes.filter(pl.col("slow")) if writes["slow"].any() else writes
+    total = chosen["total_ms"].sum()
+    if not chosen.height or not total:
+        return {}
+    return {name.removesuffix("_ms"): float(chosen[name].sum()) / float(total) for name in ("network_ms", "rfs_io_ms", "rfs_other_ms")}
