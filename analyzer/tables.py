@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer.classify import FileInfo, classify_file
+from analyzer.errors import UsageError
 from analyzer.parse import Parsed
 from analyzer.schemas import EVENTS, UTC
 
@@ -142,3 +143,35 @@ def _span(times: pl.Series, adr: pl.DataFrame, fallback: int) -> tuple[object, o
     frame = pl.DataFrame({"t": [times.min(), times.max()]}, schema={"t": pl.Datetime("us")})
     utc = frame.select((pl.col("t") - pl.duration(minutes=offset)).dt.replace_time_zone("UTC").cast(UTC))["t"]
     return utc[0], utc[1]
+
+
+def parse_offset(text: str) -> int:
+    """`+05:30`, `-0700`, `+2`, `UTC`, `Z` -> minutes east of UTC.
+
+    Raises:
+        UsageError: anything else (IANA zone names are not accepted: give the offset).
+    """
+    raw = text.strip()
+    if raw.upper() in {"UTC", "Z", "GMT"}:
+        return 0
+    sign = {"+": 1, "-": -1}.get(raw[:1])
+    digits = raw[1:].replace(":", "")
+    if sign is None or not digits.isdigit() or len(digits) not in (1, 2, 4):
+        raise UsageError(f"bad time zone offset {text!r}: use +HH:MM or -HH:MM (e.g. -07:00)")
+    hours, minutes = (int(digits), 0) if len(digits) <= 2 else (int(digits[:2]), int(digits[2:]))
+    if hours > 14 or minutes >= 60:
+        raise UsageError(f"bad time zone offset {text!r}: out of range")
+    return sign * (hours * 60 + minutes)
+
+
+def parse_zones(specs: list[str]) -> TimeZones:
+    """`--tz` values: `OFFSET` (all files) or `HOST=OFFSET` (files of that host)."""
+    default: int | None = None
+    per_host: dict[str, int] = {}
+    for spec in specs:
+        host, sep, offset = spec.rpartition("=")
+        if sep:
+            per_host[host] = parse_offset(offset)
+        else:
+            default = parse_offset(spec)
+    return TimeZones(default, per_host)

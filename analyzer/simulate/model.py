@@ -6,7 +6,8 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from random import Random
-from typing import NamedTuple
+from statistics import NormalDist
+from typing import NamedTuple, TypeVar
 
 from analyzer.simulate.options import SimOptions
 
@@ -28,8 +29,20 @@ IO_EVENTS = frozenset({EV_WRITE, EV_RANDOM, EV_SEQUENTIAL})
 ) = range(7)
 _NOISE_KINDS = 6
 
+_T = TypeVar("_T")
+
 #: smallest one-way network delay; keeps the RFS idle wait between writes positive
 _MIN_ONE_WAY_US = 20
+
+# Frequent small draws (CPU gaps, jitter, ordinary I/O) read a table of quantiles with one
+# getrandbits call, several times cheaper than expovariate/gauss; rare spikes draw exactly.
+_BITS = 12
+_QUANTILES = [(i + 0.5) / (1 << _BITS) for i in range(1 << _BITS)]
+#: unit-mean exponential
+_EXP = tuple(-math.log(1.0 - q) for q in _QUANTILES)
+#: lognormal with median 1 and sigma 0.5 / 1.0
+_LOGN_HALF = tuple(math.exp(0.5 * NormalDist().inv_cdf(q)) for q in _QUANTILES)
+_LOGN_ONE = tuple(math.exp(NormalDist().inv_cdf(q)) for q in _QUANTILES)
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,7 @@ def resolve_profile(options: SimOptions) -> Profile:
     )
 
 
-def _given[T](override: T | None, default: T) -> T:
+def _given(override: _T | None, default: _T) -> _T:
     return default if override is None else override
 
 
@@ -111,6 +124,7 @@ class ThreadModel:
         self._start = start_us
         self._noise = noise
         self._half_rtt = profile.rtt_ms * 500.0
+        self._bits = rng.getrandbits
 
     def writes(self) -> Iterator[Write]:
         """Yield writes forever; the caller stops when its budget is reached."""
@@ -128,19 +142,19 @@ class ThreadModel:
             in_log += 1
             since_switch += 1
             msgid += 1 if rng.random() >= 0.01 else rng.randint(2, 5)
-            t = write.t4 + 20 + int(rng.expovariate(1.0 / (self._p.gap_ms * 1000.0)))
+            t = write.t4 + 20 + int(_EXP[self._bits(_BITS)] * self._p.gap_ms * 1000.0)
 
     def _write(self, t1: int, seq: int, msgid: int, since_switch: int) -> Write:
-        rng = self._rng
-        size_kb = min(8192, max(1, int(_lognormal(rng, 12.0, 1.0))))
+        rng, bits = self._rng, self._bits
+        size_kb = max(1, int(12.0 * _LOGN_ONE[bits(_BITS)]))
         noise = rng.randrange(1, _NOISE_KINDS + 1) if rng.random() < self._noise else NOISE_NONE
         out, back = self._network(size_kb)
         t2 = t1 + out
         waits, t3 = self._rfs(t2, size_kb, since_switch, noise)
         t4 = t3 + back
-        lgwr_start = t1 - 15 - int(rng.expovariate(1.0 / 30.0))
-        local_end = lgwr_start + int(_lognormal(rng, 500.0, 0.5)) + size_kb
-        lgwr_end = max(local_end, t4) + 20 + int(rng.expovariate(1.0 / 40.0))
+        lgwr_start = t1 - 15 - int(30.0 * _EXP[bits(_BITS)])
+        local_end = lgwr_start + int(500.0 * _LOGN_HALF[bits(_BITS)]) + size_kb
+        lgwr_end = max(local_end, t4) + 20 + int(40.0 * _EXP[bits(_BITS)])
         new_log = since_switch == 0
         elapsed = lgwr_end - lgwr_start
         return Write(
@@ -149,9 +163,9 @@ class ThreadModel:
 
     def _network(self, size_kb: int) -> tuple[int, int]:
         """One-way delays (request with its redo, reply), with jitter and rare spikes."""
-        rng, half = self._rng, self._half_rtt
-        out = half * (0.95 + 0.1 * rng.random()) + rng.expovariate(1.0 / 30.0) + 8.0 * size_kb
-        back = half * (0.95 + 0.1 * rng.random()) + rng.expovariate(1.0 / 30.0)
+        rng, half, bits = self._rng, self._half_rtt, self._bits
+        out = half * (0.95 + 0.1 * rng.random()) + 30.0 * _EXP[bits(_BITS)] + 8.0 * size_kb
+        back = half * (0.95 + 0.1 * rng.random()) + 30.0 * _EXP[bits(_BITS)]
         if rng.random() < self._p.net_spike_rate:
             extra = _lognormal(rng, self._p.net_spike_ms * 1000.0, 0.6)
             if rng.random() < 0.5:
@@ -164,24 +178,24 @@ class ThreadModel:
         self, t2: int, size_kb: int, since_switch: int, noise: int
     ) -> tuple[tuple[tuple[int, int, int], ...], int]:
         """RFS work from receive to finish: CPU gaps and waits; returns (waits, t3)."""
-        rng, p = self._rng, self._p
-        t = t2 + 15 + int(rng.expovariate(1.0 / 40.0))
+        rng, p, bits = self._rng, self._p, self._bits
+        t = t2 + 15 + int(40.0 * _EXP[bits(_BITS)])
         if rng.random() < p.stall_rate:
             t += int(_lognormal(rng, p.stall_ms * 1000.0, 0.5))
         waits: list[tuple[int, int, int]] = []
         if noise == NOISE_RFS_DISPATCH:
-            t = _wait(waits, EV_DISPATCH, 5 + int(rng.expovariate(1.0 / 20.0)), t) + 3
+            t = _wait(waits, EV_DISPATCH, 5 + int(20.0 * _EXP[bits(_BITS)]), t) + 3
         if since_switch == 0:
             t = _wait(waits, EV_SEQUENTIAL, int(_lognormal(rng, p.switch_ms * 300.0, 0.5)), t) + 5
         if since_switch == 0 or rng.random() < 0.35:
-            t = _wait(waits, EV_RANDOM, 120 + int(rng.expovariate(1.0 / 200.0)), t) + 4
+            t = _wait(waits, EV_RANDOM, 120 + int(200.0 * _EXP[bits(_BITS)]), t) + 4
         t = _wait(waits, EV_WRITE, self._srl_write(size_kb, since_switch), t)
-        return tuple(waits), t + 10 + int(rng.expovariate(1.0 / 25.0))
+        return tuple(waits), t + 10 + int(25.0 * _EXP[bits(_BITS)])
 
     def _srl_write(self, size_kb: int, since_switch: int) -> int:
         """Duration of the standby redo log write: lognormal body, spikes, log-switch penalty."""
         rng, p = self._rng, self._p
-        ela = _lognormal(rng, 450.0, 0.5) + 2.0 * size_kb
+        ela = 450.0 * _LOGN_HALF[self._bits(_BITS)] + 2.0 * size_kb
         if since_switch < p.switch_writes:
             scale = 1.0 if since_switch == 0 else 0.5
             ela += _lognormal(rng, p.switch_ms * 1000.0 * scale, 0.5)

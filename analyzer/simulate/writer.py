@@ -123,29 +123,9 @@ def _plan(options: SimOptions) -> _SetPlan:
 
 def _processes(options: SimOptions, thread: int, rng: Random) -> tuple[Process, Process, Process]:
     """The NSS and LGWR of primary instance `thread`, and the RFS serving it on the standby."""
-    host, sid = f"prim{thread:02d}", f"{PRIMARY_DB}{thread}"
     sender = "NSS2" if options.sender == "nss" else "LNS1"
-    background = {"host": host, "db": PRIMARY_DB, "sid": sid, "thread": thread}
-    nss = Process(
-        pname=sender.lower(),
-        image=sender,
-        pid=rng.randrange(2000, 99_999),
-        number=rng.randrange(30, 60),
-        session=f"{rng.randrange(100, 2000)}.{rng.randrange(1, 60000)}",
-        service="SYS$BACKGROUND",
-        module="",
-        **background,
-    )
-    lgwr = Process(
-        pname="lgwr",
-        image="LGWR",
-        pid=rng.randrange(2000, 99_999),
-        number=rng.randrange(10, 30),
-        session=f"{rng.randrange(100, 2000)}.1",
-        service="SYS$BACKGROUND",
-        module="",
-        **background,
-    )
+    nss = _background(thread, sender, rng.randrange(30, 60), rng)
+    lgwr = _background(thread, "LGWR", rng.randrange(10, 30), rng)
     rfs = Process(
         host="stby01",
         db=STANDBY_DB,
@@ -157,11 +137,28 @@ def _processes(options: SimOptions, thread: int, rng: Random) -> tuple[Process, 
         thread=1,
         session=f"{rng.randrange(100, 5000)}.{rng.randrange(1, 60000)}",
         service="SYS$USERS",
-        module=f"oracle@{host} ({sender})",
+        module=f"oracle@{nss.host} ({sender})",
         client_ip=f"10.20.30.{10 + thread}",
         connection_id=base64.b64encode(rng.randbytes(16)).decode("ascii"),
     )
     return nss, lgwr, rfs
+
+
+def _background(thread: int, name: str, number: int, rng: Random) -> Process:
+    """A background process (NSS2, LNS1, LGWR) of primary instance `thread`."""
+    return Process(
+        host=f"prim{thread:02d}",
+        db=PRIMARY_DB,
+        sid=f"{PRIMARY_DB}{thread}",
+        pname=name.lower(),
+        image=name,
+        pid=rng.randrange(2000, 99_999),
+        number=number,
+        thread=thread,
+        session=f"{rng.randrange(100, 2000)}.{rng.randrange(1, 60000)}",
+        service="SYS$BACKGROUND",
+        module="",
+    )
 
 
 def _run_thread(

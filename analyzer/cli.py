@@ -1,0 +1,87 @@
+"""The `dgtrace` command line: parse options, call the pipeline, hand the result to a renderer.
+
+Commands stay thin; errors meant for the user are caught in one place (`_guard`) and become one
+line on stderr plus a named exit code (`analyzer.errors.ExitCode`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from analyzer import __version__
+from analyzer.api import Options, analyze
+from analyzer.errors import AnalyzerError, ExitCode
+from analyzer.report import RENDERERS, OutputFormat
+from analyzer.tables import parse_zones
+
+app = typer.Typer(
+    help="Explain slow Oracle Data Guard SYNC commits from event 16410 / 10046 trace files.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+_err = Console(stderr=True, highlight=False)
+_state = {"debug": False, "quiet": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"dgtrace {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of errors.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")] = False,
+) -> None:
+    """Global options."""
+    _state.update(debug=debug, quiet=quiet)
+
+
+@contextmanager
+def _guard() -> Iterator[None]:
+    """Turn user-facing errors into one line on stderr and their exit code."""
+    try:
+        yield
+    except AnalyzerError as err:
+        if _state["debug"]:
+            raise
+        _err.print(f"dgtrace: error: {err}", markup=False)
+        raise typer.Exit(int(err.exit_code)) from None
+
+
+@app.command("analyze")
+def analyze_command(
+    paths: Annotated[list[str], typer.Argument(help="Trace files, directories or globs.")],
+    output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text (report), json (one document) or csv (the writes table).")] = OutputFormat.TEXT,
+    threshold: Annotated[float, typer.Option("--threshold", min=0, help="A write is slow when its total is at least this many ms.")] = 100.0,
+    top: Annotated[int, typer.Option("--top", min=0, help="How many of the slowest writes to list.")] = 10,
+    tz: Annotated[list[str] | None, typer.Option("--tz", help="UTC offset of files whose stamps carry no zone: -07:00 for all, or HOST=-07:00 (repeatable). 12.2+ files use their own ISO lines.")] = None,
+    window: Annotated[float, typer.Option("--match-window", min=0, help="Seconds a msgid match may stray from the typical send->receive gap (msgid reuse guard).")] = 60.0,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+) -> None:
+    """Match primary and standby messages and split every remote write into network and RFS time."""
+    with _guard():
+        options = Options(threshold_ms=threshold, zones=parse_zones(tz or []), window_s=window)
+        result = analyze(paths, options)
+        if output:
+            with output.open("w", encoding="utf-8") as stream:
+                RENDERERS[output_format](result, stream, top)
+        else:
+            RENDERERS[output_format](result, sys.stdout, top)
+    if result.exit_code != ExitCode.OK:
+        raise typer.Exit(int(result.exit_code))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,135 @@
+"""The analysis as one plain document (dicts and lists): the `--format json` contract."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from analyzer import api
+from analyzer.summary import component_stats, histogram, time_shares, verdict_totals
+
+SCHEMA_VERSION = 1
+#: at most this many unparsed lines are listed per file (all are counted)
+UNPARSED_LISTED = 200
+HISTOGRAM_COMPONENTS = ("total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms")
+
+
+def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """Frame rows as dicts with datetimes in ISO-8601 (UTC, `Z`)."""
+    out = df.with_columns(
+        [
+            pl.col(name).dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+            for name, dtype in df.schema.items()
+            if isinstance(dtype, pl.Datetime)
+        ]
+    )
+    return out.to_dicts()
+
+
+def _iso(value: object) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if isinstance(value, datetime) else None
+
+
+def notes(a: api.Analysis) -> list[str]:
+    """Plain-language caveats: assumptions made and what could not be done."""
+    out = []
+    roles = {f.tables.info.role for f in a.files}
+    if "standby" not in roles:
+        out.append("no standby RFS trace: the network/RFS split is unavailable")
+    if "primary" not in roles:
+        out.append("no primary NSS/LNS/LGWR trace with 16410 messages: write totals are unavailable")
+    assumed = [f.source.label for f in a.files if f.tables.zone.startswith("assumed")]
+    if assumed:
+        out.append(f"{len(assumed)} file(s) have no time zone and none was given (--tz): UTC assumed for display; durations are unaffected")
+    if a.writes.height and a.writes["warning"].is_not_null().any():
+        out.append(f"{a.writes['warning'].is_not_null().sum()} write(s) have a negative component (see their 'warning')")
+    standby_files = [f for f in a.files if f.tables.info.role == "standby"]
+    if standby_files and not any(f.tables.waits.height for f in standby_files):
+        out.append("RFS traces have no 10046 WAIT lines: rfs_io cannot be told from rfs_other")
+    errors = [f"{f.source.label}: {f.stats.error}" for f in a.files if f.stats.error]
+    out += [f"read stopped early: {e}" for e in errors]
+    return out
+
+
+def summary(a: api.Analysis, top: int) -> dict[str, Any]:
+    """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings."""
+    w = a.writes
+    slow = w.filter(pl.col("slow"))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "threshold_ms": a.options.threshold_ms,
+        "match_window_s": a.options.window_s,
+        "primary_writes": a.primary_exchanges,
+        "standby_writes": a.standby_exchanges,
+        "matched_writes": w.height,
+        "match_rate": round(w.height / a.primary_exchanges, 4) if a.primary_exchanges else None,
+        "slow_writes": slow.height,
+        "unmatched_messages": a.unmatched.height,
+        "unparsed_lines": sum(f.parsed.unparsed for f in a.files),
+        "first_write_at": _iso(w["sent_at"].min()) if w.height else None,
+        "last_write_at": _iso(w["sent_at"].max()) if w.height else None,
+        "components": component_stats(w).to_dicts(),
+        "histograms": {c.removesuffix("_ms"): histogram(w, c).to_dicts() for c in HISTOGRAM_COMPONENTS},
+        "verdicts": verdict_totals(w).to_dicts(),
+        "slow_time_shares": time_shares(w),
+        "top": _rows(w.sort("total_ms", descending=True).head(top)),
+        "lgwr_warnings": _rows(a.warnings),
+        "notes": notes(a),
+    }
+
+
+def files(a: api.Analysis) -> list[dict[str, Any]]:
+    """One entry per input file (classification, time span, zone) and per skipped input."""
+    out: list[dict[str, Any]] = []
+    for f in a.files:
+        info = f.tables.info
+        out.append(
+            {
+                "file": f.source.label,
+                "role": info.role,
+                "process": info.process,
+                "instance": info.instance,
+                "host": info.host,
+                "thread": info.thread,
+                "version": info.version,
+                "first_at": _iso(f.tables.first_at),
+                "last_at": _iso(f.tables.last_at),
+                "time_zone": f.tables.zone,
+                "messages": f.parsed.tables["messages"].height,
+                "evidence": info.evidence,
+                "skipped": None,
+            }
+        )
+    out += [{"file": s.label, "role": None, "skipped": s.reason} for s in a.skipped]
+    return out
+
+
+def coverage(a: api.Analysis) -> list[dict[str, Any]]:
+    """Per file: lines = parsed + ignored + unparsed, with the unparsed lines and their reasons."""
+    out = []
+    for row, f in zip(api.coverage(a.files).to_dicts(), a.files, strict=True):
+        listed = f.parsed.tables["unparsed"].head(UNPARSED_LISTED)
+        row["unparsed_lines"] = listed.to_dicts()
+        out.append(row)
+    return out
+
+
+def document(a: api.Analysis, top: int) -> dict[str, Any]:
+    """`{"summary", "writes", "unmatched", "files", "coverage"}` (see README, "Output contract")."""
+    return {
+        "summary": summary(a, top),
+        "writes": _rows(a.writes),
+        "unmatched": _rows(a.unmatched),
+        "files": files(a),
+        "coverage": coverage(a),
+    }
+
+
+def short_label(label: str, labels: list[str]) -> str:
+    """A label relative to the common directory of all labels (for terminal tables)."""
+    parents = [os.path.dirname(x) for x in labels]
+    common = os.path.commonpath(parents) if parents and all(parents) else ""
+    return os.path.relpath(label, common) if common else label
