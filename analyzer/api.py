@@ -130,12 +130,12 @@ def _lgwr(files: list[FileResult]) -> pl.DataFrame:
             continue
         thread = info.thread or threads.get(info.instance or "")
         frames.append(
-            f.tables.lgwr.with_columns(host=pl.lit(info.host, pl.String), wthread=pl.lit(thread, pl.Int32))
+            f.tables.lgwr.with_columns(host=pl.lit(info.host, pl.String), wthread=pl.lit(thread, pl.Int64))
             .select("file", "line", "kind", "at", "elapsed_ms", "size_kb", "host", "wthread")
         )
     if frames:
         return pl.concat(frames)
-    return pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "kind": pl.String, "at": WARNINGS["at"], "elapsed_ms": pl.Int64, "size_kb": pl.Int64, "host": pl.String, "wthread": pl.Int32})
+    return pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "kind": pl.String, "at": WARNINGS["at"], "elapsed_ms": pl.Int64, "size_kb": pl.Int64, "host": pl.String, "wthread": pl.Int64})
 
 
 def coverage(files: list[FileResult]) -> pl.DataFrame:

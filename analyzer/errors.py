@@ -39,3 +39,12 @@ class LimitExceeded(AnalyzerError):
     """A safety limit (decompressed bytes, ratio, depth, member count) stopped one input."""
 
     exit_code = ExitCode.PARTIAL
+
+
+class CorruptInput(AnalyzerError):
+    """An input could not be read to its end: corrupt or truncated data, or an OS read error.
+
+    The message names the file or archive member; the results cover the other inputs.
+    """
+
+    exit_code = ExitCode.PARTIAL

@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Transformer, UnexpectedInput
+from lark import Lark, Token, Transformer, UnexpectedInput, UnexpectedToken
 from lark.exceptions import VisitError
 
 
@@ -294,14 +294,18 @@ def parse_line(family: Family, text: str) -> Record:
         result = parser(family).parse(text.rstrip())
     except UnexpectedInput as err:
         raise LineError(_describe(err, text)) from None
-    except VisitError as err:  # a transformer failed on a grammatical line (e.g. 2014-13-45)
+    except VisitError as err:  # pragma: no cover - only raised by tree transformers
         raise LineError(f"{family.value}: {err.orig_exc}") from None
+    except ValueError as err:  # the inline transformer rejected a grammatical line (2014-13-45)
+        raise LineError(f"invalid value: {err}") from None
     if not isinstance(result, Record):
         raise LineError(f"{family.value}: unexpected parse result")  # pragma: no cover
     return result
 
 
 def _describe(err: UnexpectedInput, text: str) -> str:
+    if isinstance(err, UnexpectedToken) and err.token.type == "$END":
+        return f"line ends early (after column {len(text.rstrip())})"
     col = getattr(err, "column", "?")
     got = text[err.pos_in_stream : err.pos_in_stream + 12] if err.pos_in_stream is not None else ""
     if not got:

@@ -145,7 +145,7 @@ def classify(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
 
 # ---------------------------------------------------------------------------- fast paths
 def _split(expr: pl.Expr, sep: str) -> tuple[pl.Expr, pl.Expr]:
-    parts = expr.str.split_exact(sep, 1)
+    parts = expr.str.splitn(sep, 2)
     return parts.struct.field("field_0"), parts.struct.field("field_1")
 
 
@@ -154,8 +154,8 @@ def _int(expr: pl.Expr, dtype: type[pl.DataType] = pl.Int64) -> pl.Expr:
 
 
 def _digits(length: pl.Expr, overhead: int) -> pl.Expr:
-    """Fraction digits of a timestamp from its length (0-9; junk rows are filtered later)."""
-    return (length.cast(pl.Int32) - overhead).clip(0, 9).cast(pl.Int8)
+    """Fraction digits of a timestamp from its length, capped at 6 (we keep microseconds)."""
+    return (length.cast(pl.Int32) - overhead).clip(0, 6).cast(pl.Int8)
 
 
 def _fast_messages(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -178,7 +178,7 @@ def _fast_messages(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         func=func,
         oper=oper,
         flag=flag,
-        thread=_int(thrd, pl.Int32),
+        thread=_int(thrd),
         seq=_int(seq),
         msgid=_int(msgid),
         _prefix=prefix,
@@ -232,7 +232,7 @@ def _fast_stamps(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.Dat
         _src=src,
         _sep=t.str.slice(14, 1),
         src_file=pl.when(bracket).then(b_file).otherwise(p_file),
-        src_line=_int(pl.when(bracket).then(b_line).otherwise(p_line), pl.Int32),
+        src_line=_int(pl.when(bracket).then(b_line).otherwise(p_line)),
         _bracket=bracket,
     ).with_columns(
         local=pl.concat_str(["_date", pl.lit(" "), "_clock", "_frac"]).str.to_datetime(
@@ -362,7 +362,11 @@ def _grammar_path(rows: pl.DataFrame) -> tuple[dict[str, list[dict[str, object]]
         except g.LineError as err:
             out["unparsed"].append({"line": line, "family": family, "reason": str(err), "text": text[:500]})
             continue
-        out[_RECORD_TABLE[type(record)]].append({"line": line, **record_row(record)})
+        row = record_row(record)
+        if any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in row.values()):
+            out["unparsed"].append({"line": line, "family": family, "reason": "number out of range", "text": text[:500]})
+            continue
+        out[_RECORD_TABLE[type(record)]].append({"line": line, **row})
         parsed[family] += 1
     return out, parsed
 

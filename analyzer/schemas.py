@@ -20,7 +20,7 @@ MESSAGES = pl.Schema({
     "func": pl.String,
     "oper": pl.String,
     "flag": pl.String,
-    "thread": pl.Int32,
+    "thread": pl.Int64,
     "seq": pl.Int64,
     "msgid": pl.Int64,
 })
@@ -30,7 +30,7 @@ KRS = pl.Schema({
     "local": US,
     "digits": pl.Int8,
     "src_file": pl.String,
-    "src_line": pl.Int32,
+    "src_line": pl.Int64,
 })
 #: ADR wall-clock lines (bare `***` lines and session-block lines); offset only on ISO lines
 ADR = pl.Schema({"line": pl.Int64, "local": US, "digits": pl.Int8, "utc_offset_min": pl.Int32})
@@ -63,7 +63,7 @@ EVENTS = pl.Schema({
     "line": pl.Int64,
     "kind": pl.String,
     "oper": pl.String,
-    "thread": pl.Int32,
+    "thread": pl.Int64,
     "seq": pl.Int64,
     "msgid": pl.Int64,
     "stamp_line": pl.Int64,
@@ -76,7 +76,7 @@ EVENTS = pl.Schema({
 
 #: the writes table: the contract of `--format csv` and of `writes` in `--format json`
 WRITES = pl.Schema({
-    "thread": pl.Int32,
+    "thread": pl.Int64,
     "seq": pl.Int64,
     "msgid": pl.Int64,
     "oper": pl.String,
@@ -105,7 +105,7 @@ UNMATCHED = pl.Schema({
     "file": pl.String,
     "line": pl.Int64,
     "kind": pl.String,
-    "thread": pl.Int32,
+    "thread": pl.Int64,
     "seq": pl.Int64,
     "msgid": pl.Int64,
     "oper": pl.String,
@@ -118,7 +118,7 @@ WARNINGS = pl.Schema({
     "file": pl.String,
     "line": pl.Int64,
     "host": pl.String,
-    "thread": pl.Int32,
+    "thread": pl.Int64,
     "at": UTC,
     "elapsed_ms": pl.Int64,
     "size_kb": pl.Int64,

@@ -31,7 +31,7 @@ _NOISE_KINDS = 6
 
 _T = TypeVar("_T")
 
-#: smallest one-way network delay; keeps the RFS idle wait between writes positive
+#: fixed part of each one-way network delay (stack and NIC); keeps the RFS idle wait positive
 _MIN_ONE_WAY_US = 20
 
 # Frequent small draws (CPU gaps, jitter, ordinary I/O) read a table of quantiles with one
@@ -146,7 +146,7 @@ class ThreadModel:
 
     def _write(self, t1: int, seq: int, msgid: int, since_switch: int) -> Write:
         rng, bits = self._rng, self._bits
-        size_kb = max(1, int(12.0 * _LOGN_ONE[bits(_BITS)]))
+        size_kb = int(12.0 * _LOGN_ONE[bits(_BITS)]) or 1
         noise = rng.randrange(1, _NOISE_KINDS + 1) if rng.random() < self._noise else NOISE_NONE
         out, back = self._network(size_kb)
         t2 = t1 + out
@@ -154,7 +154,7 @@ class ThreadModel:
         t4 = t3 + back
         lgwr_start = t1 - 15 - int(30.0 * _EXP[bits(_BITS)])
         local_end = lgwr_start + int(500.0 * _LOGN_HALF[bits(_BITS)]) + size_kb
-        lgwr_end = max(local_end, t4) + 20 + int(40.0 * _EXP[bits(_BITS)])
+        lgwr_end = (t4 if t4 > local_end else local_end) + 20 + int(40.0 * _EXP[bits(_BITS)])
         new_log = since_switch == 0
         elapsed = lgwr_end - lgwr_start
         return Write(
@@ -172,7 +172,7 @@ class ThreadModel:
                 out += extra
             else:
                 back += extra
-        return max(_MIN_ONE_WAY_US, int(out)), max(_MIN_ONE_WAY_US, int(back))
+        return _MIN_ONE_WAY_US + int(out), _MIN_ONE_WAY_US + int(back)
 
     def _rfs(
         self, t2: int, size_kb: int, since_switch: int, noise: int

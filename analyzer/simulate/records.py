@@ -121,22 +121,22 @@ class RfsText(_ProcessText):
             self._recv = RECEIVED.format(thread=self._thread, seq=w.seq)
             self._done = FINISHED.format(thread=self._thread, seq=w.seq)
         self._between(w)
-        out, clock = self._out, self._clock
-        nl = "\n\n" if w.noise == NOISE_RFS_BLANKS else "\n"
+        out, clock, waits, shift = self._out, self._clock, self._waits, self._tim_shift
+        blank = "\n" if w.noise == NOISE_RFS_BLANKS else ""
         if w.t2 >= self._next_adr:
             self._adr(w.t2)
         q2, q3 = clock.printed(w.t2), clock.printed(w.t3)
-        out.append(f"{self._recv}{w.msgid}{nl}*** {clock.krs(q2)}{self._recv_sfx}{nl[1:]}")
+        out.append(f"{self._recv}{w.msgid}\n{blank}*** {clock.krs(q2)}{self._recv_sfx}{blank}")
         io = 0
         for event, ela, end in w.waits:
-            if end >= self._next_adr:
-                self._adr(end)
-            out.append(self._waits[event] % (ela, end + self._tim_shift) + nl[1:])
+            out.append(waits[event] % (ela, end + shift))
+            if blank:
+                out.append(blank)
             if event in IO_EVENTS:
                 io += ela
         if w.t3 >= self._next_adr:
             self._adr(w.t3)
-        out.append(f"{self._done}{w.msgid}{nl}*** {clock.krs(q3)}{self._done_sfx}")
+        out.append(f"{self._done}{w.msgid}\n{blank}*** {clock.krs(q3)}{self._done_sfx}")
         self._prev_t3 = w.t3
         return q2, q3, io
 
@@ -155,7 +155,8 @@ class RfsText(_ProcessText):
         idle_end = w.t2 - 2
         if idle_end >= self._next_adr:
             self._adr(idle_end)
-        out.append(self._idle % (max(0, idle_end - prev - 12), idle_end + self._tim_shift))
+        idle = idle_end - prev - 12
+        out.append(self._idle % (idle if idle > 0 else 0, idle_end + self._tim_shift))
 
 
 class LgwrText:

@@ -169,44 +169,95 @@ def _run_thread(
     truth: ChunkWriter,
 ) -> tuple[int, int]:
     """Simulate one primary thread until its budget is spent; return (writes, trace bytes)."""
-    opts, gen = plan.options, plan.generation
+    opts = plan.options
     rng = Random(f"{opts.seed}:thread:{thread}")
     first_send = plan.start + rng.randrange(50_000)
-    session = first_send - rng.randrange(500_000, 3_000_000)
-    primary, standby = parse_offset(opts.primary_tz), parse_offset(opts.standby_tz)
-    clocks = (HostClock(0, primary, gen), HostClock(0, primary, gen))
-    rfs_clock = HostClock(plan.standby_skew_us, standby, gen)
+    budget = None if opts.size_bytes is None else opts.size_bytes // opts.threads
     with ExitStack() as stack:
-        nss_f, lgwr_f, rfs_f = (
-            stack.enter_context(_chunk_writer(outdir / p.trace_dir / p.file_name))
-            for p in processes
-        )
-        for file, process, clock in zip(
-            (nss_f, lgwr_f, rfs_f), processes, (*clocks, rfs_clock), strict=True
-        ):
-            file.parts.append(header(gen, process, clock, session))
-        nss = NssText(gen, clocks[0], thread, nss_f.parts, session)
-        lgwr = LgwrText(clocks[1], opts.lgwr_warning_ms, lgwr_f.parts)
-        rfs = RfsText(gen, rfs_clock, thread, rfs_f.parts, session, plan.tim_shift)
+        texts = _open_thread(plan, thread, processes, outdir, stack, rng, first_send)
         model = ThreadModel(plan.profile, rng, first_send, opts.noise)
-        utc = _UtcText()
-        limit = opts.writes_per_thread
-        budget = None if opts.size_bytes is None else opts.size_bytes // opts.threads
-        done = 0
-        for w in model.writes():
-            q1, q4 = nss.record(w)
-            q2, q3, io = rfs.record(w)
-            lgwr.record(w)
-            truth.parts.append(_truth_row(thread, w, utc(q1), q4 - q1, q3 - q2, io))
-            done += 1
-            if done == limit:
+        done = _stream(texts, model, truth, opts.writes_per_thread, budget)
+    return done, texts.bytes
+
+
+@dataclass(frozen=True)
+class _ThreadTexts:
+    """The three trace files of one thread and the objects that print into them."""
+
+    thread: int
+    files: tuple[ChunkWriter, ChunkWriter, ChunkWriter]
+    nss: NssText
+    lgwr: LgwrText
+    rfs: RfsText
+
+    @property
+    def bytes(self) -> int:
+        """Bytes written so far to the three files."""
+        return sum(f.bytes for f in self.files)
+
+
+def _open_thread(
+    plan: _SetPlan,
+    thread: int,
+    processes: tuple[Process, Process, Process],
+    outdir: Path,
+    stack: ExitStack,
+    rng: Random,
+    first_send: int,
+) -> _ThreadTexts:
+    """Create the NSS, LGWR and RFS files of `thread` with their headers."""
+    opts, gen = plan.options, plan.generation
+    primary, standby = parse_offset(opts.primary_tz), parse_offset(opts.standby_tz)
+    clocks = (
+        HostClock(0, primary, gen),
+        HostClock(0, primary, gen),
+        HostClock(plan.standby_skew_us, standby, gen),
+    )
+    nss_start = first_send - rng.randrange(500_000, 3_000_000)
+    starts = (
+        nss_start,
+        nss_start - rng.randrange(3_600, 30 * 3_600) * 1_000_000,  # LGWR: instance startup
+        nss_start + rng.randrange(5_000, 40_000),  # RFS: started when NSS connected
+    )
+    files = tuple(
+        stack.enter_context(_chunk_writer(outdir / p.trace_dir / p.file_name)) for p in processes
+    )
+    for file, process, clock, start in zip(files, processes, clocks, starts, strict=True):
+        file.parts.append(header(gen, process, clock, start))
+    return _ThreadTexts(
+        thread,
+        (files[0], files[1], files[2]),
+        NssText(gen, clocks[0], thread, files[0].parts, nss_start),
+        LgwrText(clocks[1], opts.lgwr_warning_ms, files[1].parts),
+        RfsText(gen, clocks[2], thread, files[2].parts, starts[2], plan.tim_shift),
+    )
+
+
+def _stream(
+    texts: _ThreadTexts,
+    model: ThreadModel,
+    truth: ChunkWriter,
+    limit: int | None,
+    budget: int | None,
+) -> int:
+    """Print writes until `limit` writes or `budget` bytes; flush every BATCH writes."""
+    nss, rfs, lgwr, thread = texts.nss, texts.rfs, texts.lgwr, texts.thread
+    utc = _UtcText()
+    done = 0
+    for w in model.writes():
+        q1, q4 = nss.record(w)
+        q2, q3, io = rfs.record(w)
+        lgwr.record(w)
+        truth.parts.append(_truth_row(thread, w, utc(q1), q4 - q1, q3 - q2, io))
+        done += 1
+        if done == limit:
+            break
+        if done % BATCH == 0:
+            for f in (*texts.files, truth):
+                f.flush()
+            if budget is not None and texts.bytes >= budget:
                 break
-            if done % BATCH == 0:
-                for f in (nss_f, lgwr_f, rfs_f, truth):
-                    f.flush()
-                if budget is not None and nss_f.bytes + lgwr_f.bytes + rfs_f.bytes >= budget:
-                    break
-    return done, nss_f.bytes + lgwr_f.bytes + rfs_f.bytes
+    return done
 
 
 def _truth_row(thread: int, w: Write, sent_at: str, total: int, rfs: int, io: int) -> str:

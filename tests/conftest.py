@@ -1,0 +1,49 @@
+"""Shared fixtures: repository paths, a CLI runner helper, small trace builders."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner, Result
+
+from analyzer.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+PAPER = SAMPLES / "paper-2014"
+
+
+@pytest.fixture(autouse=True)
+def _repo_root() -> Iterator[None]:
+    """Run every test from the repository root (sample labels are relative to it)."""
+    before = Path.cwd()
+    os.chdir(ROOT)
+    yield
+    os.chdir(before)
+
+
+def invoke(args: Sequence[str], code: int = 0) -> Result:
+    """Run `dgtrace ARGS` in-process and check its exit code."""
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    return result
+
+
+def lines_frame(text: str) -> pl.DataFrame:
+    """Numbered lines of a text, as the read stage hands them to the parse stage."""
+    rows = text.split("\n")
+    return pl.DataFrame(
+        {"line": list(range(1, len(rows) + 1)), "text": rows},
+        schema={"line": pl.Int64, "text": pl.String},
+    )
+
+
+def write(path: Path, lines: Sequence[str]) -> Path:
+    """Write a trace file (LF endings, final newline) and return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
