@@ -86,10 +86,22 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     primary = _events(files, "primary")
     standby = _events(files, "standby")
     matched = match(primary, standby, hosts, options.window_s)
-    waits = pl.concat([f.tables.waits for f in files if f.tables.info.role == "standby"] or [empty(WAITS).with_columns(file=pl.lit(None, pl.String))])
+    waits = pl.concat(
+        [f.tables.waits for f in files if f.tables.info.role == "standby"]
+        or [empty(WAITS).with_columns(file=pl.lit(None, pl.String))]
+    )
     writes = attribute(matched.pairs, waits, options.threshold_ms) if matched.pairs.height else empty(WRITES)
     warnings = tie_warnings(_lgwr(files), writes)
-    return Analysis(options, files, skipped, writes, matched.unmatched.cast(dict(UNMATCHED)), warnings, matched.primary_exchanges, matched.standby_exchanges)
+    return Analysis(
+        options,
+        files,
+        skipped,
+        writes,
+        matched.unmatched.cast(UNMATCHED),
+        warnings,
+        matched.primary_exchanges,
+        matched.standby_exchanges,
+    )
 
 
 def analyze(paths: Sequence[str], options: Options | None = None, progress: ProgressHook | None = None) -> Analysis:
@@ -103,7 +115,7 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
     sources, skipped = discover(paths)
     if not sources:
         raise NoInputError("no trace files found in " + ", ".join(paths))
-    files = []
+    files: list[FileResult] = []
     for source in sources:
         if progress:
             progress(source.label, len(files))
@@ -118,7 +130,7 @@ def _events(files: list[FileResult], role: str) -> pl.DataFrame:
 
 def _lgwr(files: list[FileResult]) -> pl.DataFrame:
     """Log writer lines of every file with their host and redo thread."""
-    threads = {}
+    threads: dict[str, int] = {}
     for f in files:  # an instance's thread, from its header or from the messages its NSS sent
         info = f.tables.info
         if info.instance and info.role == "primary" and f.tables.events.height:
@@ -130,12 +142,24 @@ def _lgwr(files: list[FileResult]) -> pl.DataFrame:
             continue
         thread = info.thread or threads.get(info.instance or "")
         frames.append(
-            f.tables.lgwr.with_columns(host=pl.lit(info.host, pl.String), wthread=pl.lit(thread, pl.Int64))
-            .select("file", "line", "kind", "at", "elapsed_ms", "size_kb", "host", "wthread")
+            f.tables.lgwr.with_columns(host=pl.lit(info.host, pl.String), wthread=pl.lit(thread, pl.Int64)).select(
+                "file", "line", "kind", "at", "elapsed_ms", "size_kb", "host", "wthread"
+            )
         )
     if frames:
         return pl.concat(frames)
-    return pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "kind": pl.String, "at": WARNINGS["at"], "elapsed_ms": pl.Int64, "size_kb": pl.Int64, "host": pl.String, "wthread": pl.Int64})
+    return pl.DataFrame(
+        schema={
+            "file": pl.String,
+            "line": pl.Int64,
+            "kind": pl.String,
+            "at": WARNINGS["at"],
+            "elapsed_ms": pl.Int64,
+            "size_kb": pl.Int64,
+            "host": pl.String,
+            "wthread": pl.Int64,
+        }
+    )
 
 
 def coverage(files: list[FileResult]) -> pl.DataFrame:

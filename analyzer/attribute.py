@@ -25,11 +25,20 @@ def _ms(end: str, start: str) -> pl.Expr:
 
 def rfs_io(pairs: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
     """Sum of RFS I/O wait `ela` (ms) and their count per standby exchange (standby_file, recv_line)."""
-    io = waits.filter(pl.col("event").is_in(RFS_IO_EVENTS)).select(
-        standby_file="file", wait_line="line", ela_us="ela_us"
-    ).sort("wait_line")
+    io = (
+        waits.filter(pl.col("event").is_in(RFS_IO_EVENTS))
+        .select(standby_file="file", wait_line="line", ela_us="ela_us")
+        .sort("wait_line")
+    )
     spans = pairs.select("standby_file", "recv_line", "done_line").sort("recv_line")
-    inside = io.join_asof(spans, left_on="wait_line", right_on="recv_line", by="standby_file", strategy="backward", check_sortedness=False)
+    inside = io.join_asof(
+        spans,
+        left_on="wait_line",
+        right_on="recv_line",
+        by="standby_file",
+        strategy="backward",
+        check_sortedness=False,
+    )
     inside = inside.filter(pl.col("wait_line") < pl.col("done_line"))
     return inside.group_by("standby_file", "recv_line").agg(
         rfs_io_ms=pl.col("ela_us").sum() / 1000.0, rfs_io_waits=pl.len()
@@ -46,7 +55,10 @@ def attribute(pairs: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float = DE
         rfs_ms=_ms("t3", "t2"),
         resolution_ms=(pl.max_horizontal("res1_us", "res4_us") + pl.max_horizontal("res2_us", "res3_us")) / 1000.0,
     )
-    w = w.with_columns(network_ms=pl.col("total_ms") - pl.col("rfs_ms"), rfs_other_ms=pl.col("rfs_ms") - pl.col("rfs_io_ms"))
+    w = w.with_columns(
+        network_ms=pl.col("total_ms") - pl.col("rfs_ms"),
+        rfs_other_ms=pl.col("rfs_ms") - pl.col("rfs_io_ms"),
+    )
     w = w.with_columns(
         verdict=_verdict(),
         slow=pl.col("total_ms") >= threshold_ms,
@@ -57,14 +69,15 @@ def attribute(pairs: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float = DE
         primary_host=pl.col("p_host"),
         standby_host=pl.col("s_host"),
     )
-    return w.select(WRITES.names()).cast(dict(WRITES)).sort("sent_at", "thread")
+    return w.select(WRITES.names()).cast(WRITES).sort("sent_at", "thread")
 
 
 def _verdict() -> pl.Expr:
     largest = pl.max_horizontal(*COMPONENTS)
-    expr = pl.when(pl.col(COMPONENTS[0]) == largest).then(pl.lit(VERDICTS[COMPONENTS[0]]))
-    for name in COMPONENTS[1:]:
-        expr = expr.when(pl.col(name) == largest).then(pl.lit(VERDICTS[name]))
+    first, *rest = COMPONENTS
+    expr: pl.Expr = pl.when(pl.col(first) == largest).then(pl.lit(VERDICTS[first]))
+    for name in rest:
+        expr = expr.when(pl.col(name) == largest).then(pl.lit(VERDICTS[name]))  # type: ignore[attr-defined]
     return expr
 
 
@@ -117,12 +130,24 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
     of them gives the breakdown.
     """
     slack = pl.duration(milliseconds=WARNING_SLACK_MS)
-    warn = lgwr.filter(pl.col("kind") == "log_write").with_row_index("_w").with_columns(
-        _from=pl.col("at") - pl.duration(milliseconds=pl.col("elapsed_ms")) - slack,
-        _to=pl.col("at") + slack,
+    warn = (
+        lgwr.filter(pl.col("kind") == "log_write")
+        .with_row_index("_w")
+        .with_columns(
+            _from=pl.col("at") - pl.duration(milliseconds=pl.col("elapsed_ms")) - slack,
+            _to=pl.col("at") + slack,
+        )
     )
     remote = writes.select(
-        "sent_at", "total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms", "verdict", "msgid", "thread", "primary_host",
+        "sent_at",
+        "total_ms",
+        "network_ms",
+        "rfs_io_ms",
+        "rfs_other_ms",
+        "verdict",
+        "msgid",
+        "thread",
+        "primary_host",
         _end=pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64)),
     )
     cand = warn.join_where(remote, pl.col("sent_at") <= pl.col("_to"), pl.col("_end") >= pl.col("_from"))
@@ -143,9 +168,4 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
         )
     )
     tied = warn.join(best, on="_w", how="left").with_columns(writes=pl.col("writes").fill_null(0))
-    return (
-        tied.rename({"wthread": "thread"})
-        .select(WARNINGS.names())
-        .cast(dict(WARNINGS))
-        .sort("at", "file", "line")
-    )
+    return tied.rename({"wthread": "thread"}).select(WARNINGS.names()).cast(WARNINGS).sort("at", "file", "line")

@@ -20,7 +20,9 @@ _NAME = re.compile(
     re.IGNORECASE,
 )
 #: `.../<host>/diag/rdbms/<db>/<sid>/trace/<file>` (ADR layout inside TFA collections)
-_ADR_PATH = re.compile(r"(?:^|[/!\\])(?P<host>[^/!\\]+)[/\\]diag[/\\]rdbms[/\\](?P<db>[^/\\]+)[/\\](?P<sid>[^/\\]+)[/\\]trace[/\\]")
+_ADR_PATH = re.compile(
+    r"(?:^|[/!\\])(?P<host>[^/!\\]+)[/\\]diag[/\\]rdbms[/\\](?P<db>[^/\\]+)[/\\](?P<sid>[^/\\]+)[/\\]trace[/\\]"
+)
 _IMAGE_PROCESS = re.compile(r"\((?P<pname>[A-Z][A-Z0-9]{2,4})\)\s*$")
 _RELEASE = re.compile(r"Release (\d+(?:\.\d+){3,4})")
 

@@ -39,7 +39,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of errors.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")] = False,
 ) -> None:
@@ -62,12 +64,37 @@ def _guard() -> Iterator[None]:
 @app.command("analyze")
 def analyze_command(
     paths: Annotated[list[str], typer.Argument(help="Trace files, directories or globs.")],
-    output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text (report), json (one document) or csv (the writes table).")] = OutputFormat.TEXT,
-    threshold: Annotated[float, typer.Option("--threshold", min=0, help="A write is slow when its total is at least this many ms.")] = 100.0,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--format", "-f", help="text (report), json (one document) or csv (the writes table)."),
+    ] = OutputFormat.TEXT,
+    threshold: Annotated[
+        float,
+        typer.Option("--threshold", min=0, help="A write is slow when its total is at least this many ms."),
+    ] = 100.0,
     top: Annotated[int, typer.Option("--top", min=0, help="How many of the slowest writes to list.")] = 10,
-    tz: Annotated[list[str] | None, typer.Option("--tz", help="UTC offset of files whose stamps carry no zone: -07:00 for all, or HOST=-07:00 (repeatable). 12.2+ files use their own ISO lines.")] = None,
-    window: Annotated[float, typer.Option("--match-window", min=0, help="Seconds a msgid match may stray from the typical send->receive gap (msgid reuse guard).")] = 60.0,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+    tz: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tz",
+            help=(
+                "UTC offset of files whose stamps carry no zone: -07:00 for all, or HOST=-07:00"
+                " (repeatable). 12.2+ files use their own ISO lines."
+            ),
+        ),
+    ] = None,
+    window: Annotated[
+        float,
+        typer.Option(
+            "--match-window",
+            min=0,
+            help="Seconds a msgid match may stray from the typical send->receive gap (msgid reuse guard).",
+        ),
+    ] = 60.0,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
+    ] = None,
 ) -> None:
     """Match primary and standby messages and split every remote write into network and RFS time."""
     with _guard():

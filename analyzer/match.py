@@ -43,7 +43,7 @@ def _unmatched(rows: pl.DataFrame, side: str, reason: pl.Expr | str) -> pl.DataF
         oper=pl.col("oper"),
         at=pl.col("at"),
         reason=reason_expr,
-    ).cast(dict(UNMATCHED))
+    ).cast(UNMATCHED)
 
 
 def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -54,13 +54,11 @@ def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tu
     """
     ok = events.filter(pl.col("problem").is_null())
     by = ["file", *KEY]
-    a = (
-        ok.filter(pl.col("kind") == first)
+    a = ok.filter(pl.col("kind") == first).sort("line").with_columns(next_a=pl.col("line").shift(-1).over(by))
+    b = (
+        ok.filter(pl.col("kind") == second)
         .sort("line")
-        .with_columns(next_a=pl.col("line").shift(-1).over(by))
-    )
-    b = ok.filter(pl.col("kind") == second).sort("line").select(
-        *by, b_line="line", b_at="at", b_res_us="resolution_us", b_stamp_line="stamp_line"
+        .select(*by, b_line="line", b_at="at", b_res_us="resolution_us", b_stamp_line="stamp_line")
     )
     joined = a.join_asof(b, left_on="line", right_on="b_line", by=by, strategy="forward", check_sortedness=False)
     joined = joined.with_columns(
@@ -79,7 +77,9 @@ def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tu
         b_stamp_line="b_stamp_line",
     )
     lonely_a = joined.filter(pl.col("b_line").is_null())
-    lonely_b = ok.filter(pl.col("kind") == second).join(exchanges.select("file", line="b_line"), on=["file", "line"], how="anti")
+    lonely_b = ok.filter(pl.col("kind") == second).join(
+        exchanges.select("file", line="b_line"), on=["file", "line"], how="anti"
+    )
     problems = events.filter(pl.col("problem").is_not_null())
     unmatched = pl.concat(
         [
@@ -91,16 +91,47 @@ def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tu
     return exchanges, unmatched
 
 
-def match(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str], window_s: float = DEFAULT_WINDOW_S) -> Matched:
+def match(
+    primary: pl.DataFrame,
+    standby: pl.DataFrame,
+    hosts: dict[str, str],
+    window_s: float = DEFAULT_WINDOW_S,
+) -> Matched:
     """Match primary events (client_*) with standby events (server_*) of every file.
 
     `hosts` maps a file label to its host; the window is applied per (primary, standby) host pair.
     """
     p, p_un = pair_in_file(primary, "client_send", "client_recv", "primary")
     s, s_un = pair_in_file(standby, "server_recv", "server_done", "standby")
-    host_of = pl.col("file").replace_strict(hosts, default=None, return_dtype=pl.String) if hosts else pl.lit(None, pl.String)
-    p = p.with_columns(p_host=host_of).rename({"file": "primary_file", "a_line": "send_line", "b_line": "ack_line", "a_at": "t1", "b_at": "t4", "a_res_us": "res1_us", "b_res_us": "res4_us", "a_stamp_line": "send_stamp_line", "b_stamp_line": "ack_stamp_line"})
-    s = s.with_columns(s_host=host_of).rename({"file": "standby_file", "a_line": "recv_line", "b_line": "done_line", "a_at": "t2", "b_at": "t3", "a_res_us": "res2_us", "b_res_us": "res3_us", "a_stamp_line": "recv_stamp_line", "b_stamp_line": "done_stamp_line"})
+    host_of = (
+        pl.col("file").replace_strict(hosts, default=None, return_dtype=pl.String) if hosts else pl.lit(None, pl.String)
+    )
+    p = p.with_columns(p_host=host_of).rename(
+        {
+            "file": "primary_file",
+            "a_line": "send_line",
+            "b_line": "ack_line",
+            "a_at": "t1",
+            "b_at": "t4",
+            "a_res_us": "res1_us",
+            "b_res_us": "res4_us",
+            "a_stamp_line": "send_stamp_line",
+            "b_stamp_line": "ack_stamp_line",
+        }
+    )
+    s = s.with_columns(s_host=host_of).rename(
+        {
+            "file": "standby_file",
+            "a_line": "recv_line",
+            "b_line": "done_line",
+            "a_at": "t2",
+            "b_at": "t3",
+            "a_res_us": "res2_us",
+            "b_res_us": "res3_us",
+            "a_stamp_line": "recv_stamp_line",
+            "b_stamp_line": "done_stamp_line",
+        }
+    )
     cand = p.join(s, on=KEY, how="inner").with_columns(
         gap_ms=(pl.col("t2") - pl.col("t1")).dt.total_microseconds() / 1000.0
     )
@@ -117,23 +148,67 @@ def match(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str], w
     clashing = cand.filter("_clash")
     unmatched = [p_un, s_un]
     if clashing.height:
-        unmatched.append(_exchange_unmatched(clashing.unique(p_id), "primary", "msgid collision: several standby writes fit", "primary_file", "send_line", "t1"))
-        unmatched.append(_exchange_unmatched(clashing.unique(s_id), "standby", "msgid collision: several primary writes fit", "standby_file", "recv_line", "t2"))
+        unmatched.append(
+            _exchange_unmatched(
+                clashing.unique(p_id),
+                "primary",
+                "msgid collision: several standby writes fit",
+                "primary_file",
+                "send_line",
+                "t1",
+            )
+        )
+        unmatched.append(
+            _exchange_unmatched(
+                clashing.unique(s_id),
+                "standby",
+                "msgid collision: several primary writes fit",
+                "standby_file",
+                "recv_line",
+                "t2",
+            )
+        )
     used_p = pairs.select(p_id)
     used_s = pairs.select(s_id)
     clash_p = clashing.select(p_id).unique()
     clash_s = clashing.select(s_id).unique()
     lonely_p = p.join(used_p, on=p_id, how="anti").join(clash_p, on=p_id, how="anti")
     lonely_s = s.join(used_s, on=s_id, how="anti").join(clash_s, on=s_id, how="anti")
-    unmatched.append(_exchange_unmatched(lonely_p, "primary", "no standby write with this thread/seq/msgid/oper in the time window", "primary_file", "send_line", "t1"))
-    unmatched.append(_exchange_unmatched(lonely_s, "standby", "no primary write with this thread/seq/msgid/oper in the time window", "standby_file", "recv_line", "t2"))
+    unmatched.append(
+        _exchange_unmatched(
+            lonely_p,
+            "primary",
+            "no standby write with this thread/seq/msgid/oper in the time window",
+            "primary_file",
+            "send_line",
+            "t1",
+        )
+    )
+    unmatched.append(
+        _exchange_unmatched(
+            lonely_s,
+            "standby",
+            "no primary write with this thread/seq/msgid/oper in the time window",
+            "standby_file",
+            "recv_line",
+            "t2",
+        )
+    )
     return Matched(pairs.sort("t1"), pl.concat(unmatched).sort("file", "line"), p.height, s.height)
 
 
-def _exchange_unmatched(rows: pl.DataFrame, side: str, reason: str, file_col: str, line_col: str, at_col: str) -> pl.DataFrame:
+def _exchange_unmatched(
+    rows: pl.DataFrame, side: str, reason: str, file_col: str, line_col: str, at_col: str
+) -> pl.DataFrame:
     kind = "client_send" if side == "primary" else "server_recv"
     return _unmatched(
-        rows.select(file=pl.col(file_col), line=pl.col(line_col), kind=pl.lit(kind), at=pl.col(at_col), *[pl.col(k) for k in KEY]),
+        rows.select(
+            *[pl.col(k) for k in KEY],
+            file=pl.col(file_col),
+            line=pl.col(line_col),
+            kind=pl.lit(kind),
+            at=pl.col(at_col),
+        ),
         side,
         reason,
     )

@@ -18,7 +18,18 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer import grammar as g
-from analyzer.schemas import ADR, HEADER, KRS, LGWR, MARKERS, MESSAGES, UNPARSED, WAITS, empty, frame
+from analyzer.schemas import (
+    ADR,
+    HEADER,
+    KRS,
+    LGWR,
+    MARKERS,
+    MESSAGES,
+    UNPARSED,
+    WAITS,
+    empty,
+    frame,
+)
 
 #: the four event-16410 message texts, by kind (grammars/transport.lark)
 MESSAGE_PREFIXES = {
@@ -120,14 +131,12 @@ def classify(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
         .forward_fill()
         .fill_null(in_header)
     )
-    is_message = pl.any_horizontal(
-        [body.str.starts_with(p) for p in MESSAGE_PREFIXES.values()]
-    ) | text.str.contains("msgid=", literal=True)
+    is_message = pl.any_horizontal([body.str.starts_with(p) for p in MESSAGE_PREFIXES.values()]) | text.str.contains(
+        "msgid=", literal=True
+    )
     family = (
         pl.when(text == "")
         .then(pl.lit("ignored:blank"))
-        .when(pl.col("in_header"))
-        .then(pl.lit(g.Family.HEADER.value))
         .when(text.str.starts_with("***"))
         .then(pl.lit(g.Family.STAMPS.value))
         .when(text.str.starts_with("WAIT #"))
@@ -136,6 +145,8 @@ def classify(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
         .then(pl.lit(g.Family.TRANSPORT.value))
         .when(pl.any_horizontal([text.str.starts_with(p) for p in LGWR_PREFIXES]))
         .then(pl.lit(g.Family.LGWR.value))
+        .when(pl.col("in_header"))
+        .then(pl.lit(g.Family.HEADER.value))
         .when(pl.any_horizontal([pl.col("text").str.starts_with(p) for p in OTHER_10046_PREFIXES]))
         .then(pl.lit("ignored:10046"))
         .otherwise(pl.lit("ignored:other"))
@@ -162,9 +173,7 @@ def _fast_messages(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Canonical 16410 messages -> MESSAGES rows; the rest is returned for the grammar."""
     body = pl.col("t").str.strip_chars_start(" \t.")
     lead = pl.col("t").str.head(pl.col("t").str.len_chars() - body.str.len_chars())
-    kind = pl.coalesce(
-        [pl.when(body.str.starts_with(p)).then(pl.lit(k)) for k, p in MESSAGE_PREFIXES.items()]
-    )
+    kind = pl.coalesce([pl.when(body.str.starts_with(p)).then(pl.lit(k)) for k, p in MESSAGE_PREFIXES.items()])
     prefix = kind.replace_strict(MESSAGE_PREFIXES, default=None, return_dtype=pl.String)
     head, tail = _split(body, " oper='")
     response = head.str.ends_with("] response")
@@ -249,7 +258,17 @@ def _fast_stamps(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.Dat
             "_frac",
             pl.lit(" "),
             pl.when("_bracket")
-            .then(pl.concat_str([pl.lit("["), "src_file", pl.lit(":"), pl.col("src_line").cast(pl.String), pl.lit("]")]))
+            .then(
+                pl.concat_str(
+                    [
+                        pl.lit("["),
+                        "src_file",
+                        pl.lit(":"),
+                        pl.col("src_line").cast(pl.String),
+                        pl.lit("]"),
+                    ]
+                )
+            )
             .otherwise(pl.concat_str([pl.col("src_line").cast(pl.String), pl.lit(" "), "src_file"])),
         ]
     )
@@ -278,10 +297,7 @@ def _fast_adr_iso(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     stamp, _container = _split(pl.col("t").str.slice(4), " ")
     ok_shape = stamp.str.contains(
         r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}[+-][0-9]{2}:[0-9]{2}$"
-    ) & (
-        _container.is_null()
-        | _container.str.contains(r"^\((?:[^()]|\([^()]*\))*\)$")
-    )
+    ) & (_container.is_null() | _container.str.contains(r"^\((?:[^()]|\([^()]*\))*\)$"))
     body = stamp.str.head(-6)
     zone = stamp.str.tail(6)
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
@@ -348,7 +364,11 @@ _RECORD_TABLE: dict[type, str] = {
 def record_row(record: g.Record) -> dict[str, object]:
     """A grammar record as a row of its table (see `_RECORD_TABLE`)."""
     if isinstance(record, g.SessionLine):
-        return {"local": record.local, "digits": record.digits, "utc_offset_min": record.utc_offset_min}
+        return {
+            "local": record.local,
+            "digits": record.digits,
+            "utc_offset_min": record.utc_offset_min,
+        }
     row: dict[str, object] = {name: getattr(record, name) for name in record.__slots__}
     return row
 
@@ -364,7 +384,14 @@ def _grammar_path(rows: pl.DataFrame) -> tuple[dict[str, list[dict[str, object]]
             continue
         row = record_row(record)
         if any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in row.values()):
-            out["unparsed"].append({"line": line, "family": family, "reason": "number out of range", "text": text[:500]})
+            out["unparsed"].append(
+                {
+                    "line": line,
+                    "family": family,
+                    "reason": "number out of range",
+                    "text": text[:500],
+                }
+            )
             continue
         out[_RECORD_TABLE[type(record)]].append({"line": line, **row})
         parsed[family] += 1
@@ -377,11 +404,23 @@ def parse_chunk(lines: pl.DataFrame, in_header: bool) -> tuple[Parsed, bool]:
     rows = classify(lines, in_header)
     end_in_header = bool(rows["in_header"][-1]) if rows.height else in_header
     fam = pl.col("family")
-    ignored = Counter({k.removeprefix("ignored:"): v for k, v in rows.filter(fam.str.starts_with("ignored:"))["family"].value_counts().iter_rows()})
+    ignored = Counter(
+        {
+            k.removeprefix("ignored:"): v
+            for k, v in rows.filter(fam.str.starts_with("ignored:"))["family"].value_counts().iter_rows()
+        }
+    )
     messages, rest_m = _fast_messages(rows.filter(fam == g.Family.TRANSPORT.value))
     krs, adr, rest_s = _fast_stamps(rows.filter(fam == g.Family.STAMPS.value))
     waits, rest_w = _fast_waits(rows.filter(fam == g.Family.WAIT.value))
-    slow = pl.concat([rest_m, rest_s, rest_w, rows.filter(fam.is_in([g.Family.LGWR.value, g.Family.HEADER.value])).select("line", "text", "t", "family")])
+    slow = pl.concat(
+        [
+            rest_m,
+            rest_s,
+            rest_w,
+            rows.filter(fam.is_in([g.Family.LGWR.value, g.Family.HEADER.value])).select("line", "text", "t", "family"),
+        ]
+    )
     grammar_rows, parsed = _grammar_path(slow.sort("line"))
     parsed[g.Family.TRANSPORT.value] += messages.height
     parsed[g.Family.STAMPS.value] += krs.height + adr.height

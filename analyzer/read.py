@@ -107,6 +107,4 @@ def _decode(data: bytes) -> pl.DataFrame:
         except pl.exceptions.PolarsError:  # pragma: no cover - the slow path below is exact
             pass
     lines = data.decode("utf-8", errors="replace").split("\n")[:-1]
-    return pl.DataFrame({"text": lines}, schema={"text": pl.String}).with_columns(
-        pl.col("text").str.strip_suffix("\r")
-    )
+    return pl.DataFrame({"text": lines}, schema={"text": pl.String}).with_columns(pl.col("text").str.strip_suffix("\r"))

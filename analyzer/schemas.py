@@ -7,136 +7,142 @@ from __future__ import annotations
 
 import polars as pl
 
+
+def schema(**columns: pl.DataType | type[pl.DataType]) -> pl.Schema:
+    """A polars schema from keyword columns (keeps the declarations short and typed)."""
+    return pl.Schema(columns)
+
+
 US = pl.Datetime("us")
 UTC = pl.Datetime("us", "UTC")
 
 #: lines handed from the read stage to the parse stage
-LINES = pl.Schema({"line": pl.Int64, "text": pl.String})
+LINES = schema(line=pl.Int64, text=pl.String)
 
 #: event-16410 messages (one per line)
-MESSAGES = pl.Schema({
-    "line": pl.Int64,
-    "kind": pl.String,
-    "func": pl.String,
-    "oper": pl.String,
-    "flag": pl.String,
-    "thread": pl.Int64,
-    "seq": pl.Int64,
-    "msgid": pl.Int64,
-})
+MESSAGES = schema(
+    line=pl.Int64,
+    kind=pl.String,
+    func=pl.String,
+    oper=pl.String,
+    flag=pl.String,
+    thread=pl.Int64,
+    seq=pl.Int64,
+    msgid=pl.Int64,
+)
 #: krs stamps: naive local time of the host that wrote them, plus the C source location
-KRS = pl.Schema({
-    "line": pl.Int64,
-    "local": US,
-    "digits": pl.Int8,
-    "src_file": pl.String,
-    "src_line": pl.Int64,
-})
+KRS = schema(
+    line=pl.Int64,
+    local=US,
+    digits=pl.Int8,
+    src_file=pl.String,
+    src_line=pl.Int64,
+)
 #: ADR wall-clock lines (bare `***` lines and session-block lines); offset only on ISO lines
-ADR = pl.Schema({"line": pl.Int64, "local": US, "digits": pl.Int8, "utc_offset_min": pl.Int32})
+ADR = schema(line=pl.Int64, local=US, digits=pl.Int8, utc_offset_min=pl.Int32)
 #: 10046 WAIT lines
-WAITS = pl.Schema({
-    "line": pl.Int64,
-    "cursor": pl.Int64,
-    "event": pl.String,
-    "ela_us": pl.Int64,
-    "params": pl.String,
-    "tim": pl.Int64,
-})
+WAITS = schema(
+    line=pl.Int64,
+    cursor=pl.Int64,
+    event=pl.String,
+    ela_us=pl.Int64,
+    params=pl.String,
+    tim=pl.Int64,
+)
 #: log writer lines (long-write warnings, broadcast waits, adaptive sync messages)
-LGWR = pl.Schema({
-    "line": pl.Int64,
-    "kind": pl.String,
-    "elapsed_ms": pl.Int64,
-    "size_kb": pl.Int64,
-    "detail": pl.String,
-})
+LGWR = schema(
+    line=pl.Int64,
+    kind=pl.String,
+    elapsed_ms=pl.Int64,
+    size_kb=pl.Int64,
+    detail=pl.String,
+)
 #: trace header lines (key/value), and file markers (continued / recreated)
-HEADER = pl.Schema({"line": pl.Int64, "kind": pl.String, "key": pl.String, "value": pl.String})
-MARKERS = pl.Schema({"line": pl.Int64, "marker": pl.String, "path": pl.String})
+HEADER = schema(line=pl.Int64, kind=pl.String, key=pl.String, value=pl.String)
+MARKERS = schema(line=pl.Int64, marker=pl.String, path=pl.String)
 #: lines of a known family that its grammar rejected, and other input problems
-UNPARSED = pl.Schema({"line": pl.Int64, "family": pl.String, "reason": pl.String, "text": pl.String})
+UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.String)
 
 #: one row per message after stamp association and time-zone conversion (tables stage)
-EVENTS = pl.Schema({
-    "file": pl.String,
-    "line": pl.Int64,
-    "kind": pl.String,
-    "oper": pl.String,
-    "thread": pl.Int64,
-    "seq": pl.Int64,
-    "msgid": pl.Int64,
-    "stamp_line": pl.Int64,
-    "stamp_src": pl.String,
-    "local": US,
-    "at": UTC,
-    "resolution_us": pl.Int64,
-    "problem": pl.String,
-})
+EVENTS = schema(
+    file=pl.String,
+    line=pl.Int64,
+    kind=pl.String,
+    oper=pl.String,
+    thread=pl.Int64,
+    seq=pl.Int64,
+    msgid=pl.Int64,
+    stamp_line=pl.Int64,
+    stamp_src=pl.String,
+    local=US,
+    at=UTC,
+    resolution_us=pl.Int64,
+    problem=pl.String,
+)
 
 #: the writes table: the contract of `--format csv` and of `writes` in `--format json`
-WRITES = pl.Schema({
-    "thread": pl.Int64,
-    "seq": pl.Int64,
-    "msgid": pl.Int64,
-    "oper": pl.String,
-    "sent_at": UTC,
-    "total_ms": pl.Float64,
-    "rfs_ms": pl.Float64,
-    "network_ms": pl.Float64,
-    "rfs_io_ms": pl.Float64,
-    "rfs_other_ms": pl.Float64,
-    "resolution_ms": pl.Float64,
-    "verdict": pl.String,
-    "slow": pl.Boolean,
-    "rfs_io_waits": pl.Int64,
-    "warning": pl.String,
-    "primary_file": pl.String,
-    "primary_line": pl.Int64,
-    "standby_file": pl.String,
-    "standby_line": pl.Int64,
-    "primary_host": pl.String,
-    "standby_host": pl.String,
-})
+WRITES = schema(
+    thread=pl.Int64,
+    seq=pl.Int64,
+    msgid=pl.Int64,
+    oper=pl.String,
+    sent_at=UTC,
+    total_ms=pl.Float64,
+    rfs_ms=pl.Float64,
+    network_ms=pl.Float64,
+    rfs_io_ms=pl.Float64,
+    rfs_other_ms=pl.Float64,
+    resolution_ms=pl.Float64,
+    verdict=pl.String,
+    slow=pl.Boolean,
+    rfs_io_waits=pl.Int64,
+    warning=pl.String,
+    primary_file=pl.String,
+    primary_line=pl.Int64,
+    standby_file=pl.String,
+    standby_line=pl.Int64,
+    primary_host=pl.String,
+    standby_host=pl.String,
+)
 
 #: messages of one side that found no partner, with the reason
-UNMATCHED = pl.Schema({
-    "side": pl.String,
-    "file": pl.String,
-    "line": pl.Int64,
-    "kind": pl.String,
-    "thread": pl.Int64,
-    "seq": pl.Int64,
-    "msgid": pl.Int64,
-    "oper": pl.String,
-    "at": UTC,
-    "reason": pl.String,
-})
+UNMATCHED = schema(
+    side=pl.String,
+    file=pl.String,
+    line=pl.Int64,
+    kind=pl.String,
+    thread=pl.Int64,
+    seq=pl.Int64,
+    msgid=pl.Int64,
+    oper=pl.String,
+    at=UTC,
+    reason=pl.String,
+)
 
 #: LGWR long-write warnings tied to the remote write(s) they cover
-WARNINGS = pl.Schema({
-    "file": pl.String,
-    "line": pl.Int64,
-    "host": pl.String,
-    "thread": pl.Int64,
-    "at": UTC,
-    "elapsed_ms": pl.Int64,
-    "size_kb": pl.Int64,
-    "writes": pl.Int64,
-    "msgid": pl.Int64,
-    "remote_total_ms": pl.Float64,
-    "network_ms": pl.Float64,
-    "rfs_io_ms": pl.Float64,
-    "rfs_other_ms": pl.Float64,
-    "verdict": pl.String,
-})
+WARNINGS = schema(
+    file=pl.String,
+    line=pl.Int64,
+    host=pl.String,
+    thread=pl.Int64,
+    at=UTC,
+    elapsed_ms=pl.Int64,
+    size_kb=pl.Int64,
+    writes=pl.Int64,
+    msgid=pl.Int64,
+    remote_total_ms=pl.Float64,
+    network_ms=pl.Float64,
+    rfs_io_ms=pl.Float64,
+    rfs_other_ms=pl.Float64,
+    verdict=pl.String,
+)
 
 
-def empty(schema: pl.Schema) -> pl.DataFrame:
+def empty(columns: pl.Schema) -> pl.DataFrame:
     """An empty frame with the given schema."""
-    return pl.DataFrame(schema=schema)
+    return pl.DataFrame(schema=columns)
 
 
-def frame(rows: list[dict[str, object]], schema: pl.Schema) -> pl.DataFrame:
+def frame(rows: list[dict[str, object]], columns: pl.Schema) -> pl.DataFrame:
     """Build a frame from dict rows with an explicit schema (missing keys become null)."""
-    return pl.from_dicts(rows, schema=schema) if rows else empty(schema)
+    return pl.from_dicts(rows, schema=columns) if rows else empty(columns)

@@ -37,7 +37,7 @@ def component_stats(writes: pl.DataFrame) -> pl.DataFrame:
             p99=col.quantile(0.99, "nearest"),
             max=col.max(),
         )
-        rows.append(row.cast(dict(STATS_SCHEMA)))
+        rows.append(row.cast(STATS_SCHEMA))
     return pl.concat(rows)
 
 
@@ -83,4 +83,7 @@ def time_shares(writes: pl.DataFrame) -> dict[str, float]:
     total = chosen["total_ms"].sum()
     if not chosen.height or not total:
         return {}
-    return {name.removesuffix("_ms"): float(chosen[name].sum()) / float(total) for name in ("network_ms", "rfs_io_ms", "rfs_other_ms")}
+    return {
+        name.removesuffix("_ms"): float(chosen[name].sum()) / float(total)
+        for name in ("network_ms", "rfs_io_ms", "rfs_other_ms")
+    }

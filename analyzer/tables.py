@@ -11,6 +11,7 @@ else the default offset.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import polars as pl
 
@@ -48,15 +49,13 @@ class FileTables:
     waits: pl.DataFrame
     lgwr: pl.DataFrame
     zone: str
-    first_at: object
-    last_at: object
+    first_at: datetime | None
+    last_at: datetime | None
 
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
     """Give each message its transport stamp (or a `problem` saying why it has none)."""
-    msgs = messages.sort("line").with_columns(
-        prev_msg=pl.col("line").shift(1), next_msg=pl.col("line").shift(-1)
-    )
+    msgs = messages.sort("line").with_columns(prev_msg=pl.col("line").shift(1), next_msg=pl.col("line").shift(-1))
     stamps = krs.sort("line").select(
         stamp_line=pl.col("line"),
         local=pl.col("local"),
@@ -66,15 +65,11 @@ def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
     fwd = msgs.filter(pl.col("kind").is_in(FORWARD_KINDS)).join_asof(
         stamps, left_on="line", right_on="stamp_line", strategy="forward"
     )
-    fwd = fwd.with_columns(
-        _far=pl.col("next_msg").is_not_null() & (pl.col("stamp_line") > pl.col("next_msg"))
-    )
+    fwd = fwd.with_columns(_far=pl.col("next_msg").is_not_null() & (pl.col("stamp_line") > pl.col("next_msg")))
     bwd = msgs.filter(pl.col("kind").is_in(BACKWARD_KINDS)).join_asof(
         stamps, left_on="line", right_on="stamp_line", strategy="backward"
     )
-    bwd = bwd.with_columns(
-        _far=pl.col("prev_msg").is_not_null() & (pl.col("stamp_line") < pl.col("prev_msg"))
-    )
+    bwd = bwd.with_columns(_far=pl.col("prev_msg").is_not_null() & (pl.col("stamp_line") < pl.col("prev_msg")))
     both = pl.concat([fwd, bwd]).sort("line")
     missing = pl.col("stamp_line").is_null() | pl.col("_far")
     both = both.with_columns(
@@ -89,15 +84,25 @@ def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
     claims = pl.col("stamp_line").count().over("stamp_line")
     return both.with_columns(
         problem=pl.when(pl.col("stamp_line").is_not_null() & (claims > 1))
-        .then(pl.concat_str([pl.lit("stamp at line "), pl.col("stamp_line").cast(pl.String), pl.lit(" claimed by two messages")]))
+        .then(
+            pl.concat_str(
+                [
+                    pl.lit("stamp at line "),
+                    pl.col("stamp_line").cast(pl.String),
+                    pl.lit(" claimed by two messages"),
+                ]
+            )
+        )
         .otherwise(pl.col("problem"))
     ).drop("prev_msg", "next_msg", "_far")
 
 
 def to_utc(events: pl.DataFrame, adr: pl.DataFrame, fallback_min: int) -> pl.DataFrame:
     """Add `at` (UTC): offset of the nearest earlier ISO ADR line (else the first one, else fallback)."""
-    zones = adr.filter(pl.col("utc_offset_min").is_not_null()).sort("line").select(
-        zone_line=pl.col("line"), utc_offset_min=pl.col("utc_offset_min")
+    zones = (
+        adr.filter(pl.col("utc_offset_min").is_not_null())
+        .sort("line")
+        .select(zone_line=pl.col("line"), utc_offset_min=pl.col("utc_offset_min"))
     )
     ordered = events.with_columns(_key=pl.col("stamp_line").fill_null(pl.col("line"))).sort("_key")
     if zones.height:
@@ -118,10 +123,14 @@ def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -
     fallback, source = zones.for_host(info.host)
     zone = "ISO ADR lines of the file" if has_iso else source
     events = to_utc(associate(t["messages"], t["krs"]), t["adr"], fallback)
-    events = events.with_columns(
-        file=pl.lit(label),
-        resolution_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
-    ).select(EVENTS.names()).cast(dict(EVENTS))
+    events = (
+        events.with_columns(
+            file=pl.lit(label),
+            resolution_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
+        )
+        .select(EVENTS.names())
+        .cast(EVENTS)
+    )
     lgwr = to_utc(_lgwr_times(t["lgwr"], t["adr"]), t["adr"], fallback)
     times = pl.concat([t["adr"].select("local"), t["krs"].select("local")])["local"]
     first_at, last_at = _span(times, t["adr"], fallback)
@@ -135,7 +144,7 @@ def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:
     return lgwr.sort("line").join_asof(clock, left_on="line", right_on="stamp_line", strategy="backward")
 
 
-def _span(times: pl.Series, adr: pl.DataFrame, fallback: int) -> tuple[object, object]:
+def _span(times: pl.Series, adr: pl.DataFrame, fallback: int) -> tuple[datetime | None, datetime | None]:
     if times.is_empty() or times.null_count() == len(times):
         return None, None
     offsets = adr["utc_offset_min"].drop_nulls()

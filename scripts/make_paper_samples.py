@@ -73,11 +73,19 @@ def header(host: str, sid: str, db: str, pname: str, pid: int, thread: int) -> l
 def session(start: datetime, sid_serial: str) -> list[str]:
     """The session block that follows the header."""
     stamp = ms(start)
-    keys = ["SESSION ID:(" + sid_serial + ")", "CLIENT ID:()", "SERVICE NAME:(SYS$BACKGROUND)", "MODULE NAME:()", "ACTION NAME:()"]
+    keys = [
+        "SESSION ID:(" + sid_serial + ")",
+        "CLIENT ID:()",
+        "SERVICE NAME:(SYS$BACKGROUND)",
+        "MODULE NAME:()",
+        "ACTION NAME:()",
+    ]
     return [f"*** {stamp}", *[f"*** {k} {stamp}" for k in keys], " "]
 
 
-def ordinary_writes(rng: random.Random, thread: int, seq: int, first_msgid: int, start: datetime, count: int) -> list[Write]:
+def ordinary_writes(
+    rng: random.Random, thread: int, seq: int, first_msgid: int, start: datetime, count: int
+) -> list[Write]:
     """Fast writes: ~0.3 ms each way on the network, ~0.6 ms of SRL write."""
     writes, t = [], start
     for i in range(count):
@@ -103,12 +111,24 @@ def paper_write(thread: int) -> Write:
     """The paper's example for this thread, with its printed stamps and WAIT lines."""
     day = datetime(2014, 12, 2, 8, 46)
     if thread == 1:
-        a, b = day + timedelta(seconds=34, microseconds=598_000), day + timedelta(seconds=34, microseconds=761_000)
-        io = (("RFS random i/o", 298, _from_tim(1417535194598944)), ("RFS write", 162381, _from_tim(1417535194761203)))
+        a, b = (
+            day + timedelta(seconds=34, microseconds=598_000),
+            day + timedelta(seconds=34, microseconds=761_000),
+        )
+        io = (
+            ("RFS random i/o", 298, _from_tim(1417535194598944)),
+            ("RFS write", 162381, _from_tim(1417535194761203)),
+        )
         return Write(1, 1584, 117468, a, a, b, b, io)
-    t1, t4 = day + timedelta(seconds=49, microseconds=879_000), day + timedelta(seconds=50, microseconds=17_000)
+    t1, t4 = (
+        day + timedelta(seconds=49, microseconds=879_000),
+        day + timedelta(seconds=50, microseconds=17_000),
+    )
     t2, t3 = day + timedelta(seconds=50, microseconds=16_000), t4
-    io = (("RFS random i/o", 360, _from_tim(1417535210017013)), ("RFS write", 246, _from_tim(1417535210017052)))
+    io = (
+        ("RFS random i/o", 360, _from_tim(1417535210017013)),
+        ("RFS write", 246, _from_tim(1417535210017052)),
+    )
     return Write(2, 1311, 124705, t1, t2, t3, t4, io)
 
 
@@ -149,12 +169,24 @@ def rfs_lines(writes: list[Write], rng: random.Random) -> list[tuple[datetime, s
         msg = MSG.format(thread=w.thread, seq=w.seq, msgid=w.msgid)
         if previous_end is not None:
             idle = int((w.t2 - previous_end).total_seconds() * 1_000_000) - rng.randint(5, 40)
-            lines.append((w.t2, f"WAIT #0: nam='SQL*Net message from client' ela= {idle} driver id=1413697536 #bytes=1 p3=0 obj#=-1 tim={tim(w.t2) - 20}"))
-        lines += [(w.t2, f"... Server received SQLNET data [krsr_rfs_dsp] {msg}"), (w.t2, f"*** {ms(w.t2)} 826 krsr.c")]
+            lines.append(
+                (
+                    w.t2,
+                    f"WAIT #0: nam='SQL*Net message from client' ela= {idle} driver id=1413697536 #bytes=1 p3=0"
+                    f" obj#=-1 tim={tim(w.t2) - 20}",
+                )
+            )
+        lines += [
+            (w.t2, f"... Server received SQLNET data [krsr_rfs_dsp] {msg}"),
+            (w.t2, f"*** {ms(w.t2)} 826 krsr.c"),
+        ]
         for event, ela, end in w.io:
             p3 = 2147483647 if event == "RFS random i/o" else 0
             lines.append((end, f"WAIT #0: nam='{event}' ela= {ela} p1=0 p2=0 p3={p3} obj#=-1 tim={tim(end)}"))
-        lines += [(w.t3, f"... Server finished processing SQLNET data [krsr_rfs_dsp] {msg}"), (w.t3, f"*** {ms(w.t3)} 1459 krsr.c")]
+        lines += [
+            (w.t3, f"... Server finished processing SQLNET data [krsr_rfs_dsp] {msg}"),
+            (w.t3, f"*** {ms(w.t3)} 1459 krsr.c"),
+        ]
         previous_end = w.t3
     return lines
 
@@ -166,7 +198,10 @@ def lgwr_lines(writes: list[Write], sizes: dict[int, int]) -> list[str]:
         elapsed = (w.t4 - w.t1).total_seconds() * 1000
         if elapsed >= 100:
             printed = w.t4 + timedelta(microseconds=900)
-            out += [f"*** {ms(printed)}", f"Warning: log write elapsed time {round(elapsed)}ms, size {sizes[w.msgid]}KB"]
+            out += [
+                f"*** {ms(printed)}",
+                f"Warning: log write elapsed time {round(elapsed)}ms, size {sizes[w.msgid]}KB",
+            ]
     return out
 
 
@@ -180,7 +215,10 @@ def main(out: Path = OUT) -> None:
     """Write every sample file under `out`."""
     rng = random.Random(2014)
     day = datetime(2014, 12, 2, 8, 46)
-    plan = {1: (1584, 117468, day + timedelta(seconds=29, microseconds=211_000)), 2: (1311, 124705, day + timedelta(seconds=44, microseconds=87_000))}
+    plan = {
+        1: (1584, 117468, day + timedelta(seconds=29, microseconds=211_000)),
+        2: (1311, 124705, day + timedelta(seconds=44, microseconds=87_000)),
+    }
     sizes = {117468: 18, 124705: 22}
     for thread, (seq, msgid, start) in plan.items():
         before = ordinary_writes(rng, thread, seq, msgid - 18, start, 18)
@@ -192,13 +230,25 @@ def main(out: Path = OUT) -> None:
         host, sid, pid = f"prim0{thread}", f"boston{thread}", 4400 + thread
         trace = out / host / "diag" / "rdbms" / "boston" / sid / "trace"
         first = writes[0].t1 - timedelta(milliseconds=350)
-        nss = header(host, sid, "boston", "nss2", pid, thread) + session(first, f"{140 + thread}.1") + with_adr(nss_lines(writes))
+        nss = (
+            header(host, sid, "boston", "nss2", pid, thread)
+            + session(first, f"{140 + thread}.1")
+            + with_adr(nss_lines(writes))
+        )
         write_file(trace / f"{sid}_nss2_{pid}.trc", nss)
-        lgwr = header(host, sid, "boston", "lgwr", pid - 30, thread) + session(first, f"{10 + thread}.1") + lgwr_lines(writes, sizes)
+        lgwr = (
+            header(host, sid, "boston", "lgwr", pid - 30, thread)
+            + session(first, f"{10 + thread}.1")
+            + lgwr_lines(writes, sizes)
+        )
         write_file(trace / f"{sid}_lgwr_{pid - 30}.trc", lgwr)
         rfs_pid = 8800 + thread
         stby = out / "stby01" / "diag" / "rdbms" / "chicago" / "chicago1" / "trace"
-        rfs = header("stby01", "chicago1", "chicago", "rfs", rfs_pid, 1) + session(first, f"{60 + thread}.3") + with_adr(rfs_lines(writes, rng))
+        rfs = (
+            header("stby01", "chicago1", "chicago", "rfs", rfs_pid, 1)
+            + session(first, f"{60 + thread}.3")
+            + with_adr(rfs_lines(writes, rng))
+        )
         write_file(stby / f"chicago1_rfs_{rfs_pid}.trc", rfs)
 
 

@@ -48,7 +48,11 @@ def case_document(path: Path) -> dict[str, Any]:
     """The golden document of one case file."""
     family = g.Family(path.parent.name)
     lines = path.read_text(encoding="utf-8").split("\n")[:-1]
-    return {"_generated": GENERATED, "family": family.value, "lines": [expected_line(family, i, t) for i, t in enumerate(lines, 1)]}
+    return {
+        "_generated": GENERATED,
+        "family": family.value,
+        "lines": [expected_line(family, i, t) for i, t in enumerate(lines, 1)],
+    }
 
 
 def sample_outputs(sample: str, args: list[str]) -> tuple[str, str]:

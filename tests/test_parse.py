@@ -62,7 +62,17 @@ def wait_lines(draw: st.DrawFn) -> str:
     """WAIT lines of both `ela=` spellings, named parameters with spaces and '#'."""
     event = draw(st.sampled_from(["RFS write", "RFS random i/o", "SQL*Net message from client", "x'y"]))
     ela = draw(st.sampled_from([" ", "", "  "])) + str(draw(ints))
-    params = draw(st.sampled_from(["p1=0 p2=0 p3=0 obj#=-1", "driver id=1413697536 #bytes=1 p3=0 obj#=4294967295", "", "p1 =0", "file#=7 block#=1"]))
+    params = draw(
+        st.sampled_from(
+            [
+                "p1=0 p2=0 p3=0 obj#=-1",
+                "driver id=1413697536 #bytes=1 p3=0 obj#=4294967295",
+                "",
+                "p1 =0",
+                "file#=7 block#=1",
+            ]
+        )
+    )
     params = f" {params}" if params else ""
     return f"WAIT #{draw(ints)}: nam='{event}' ela={ela}{params} tim={draw(ints)}"
 
@@ -132,7 +142,9 @@ def test_header_region_ends_at_first_star_line_and_restarts_on_new_header() -> N
 
 
 def test_header_state_carries_across_chunks() -> None:
-    first = lines_frame("Trace file /x/db1_nss2_1.trc\nOracle Database 11g Enterprise Edition Release 11.2.0.4.0 - 64bit Production")
+    first = lines_frame(
+        "Trace file /x/db1_nss2_1.trc\nOracle Database 11g Enterprise Edition Release 11.2.0.4.0 - 64bit Production"
+    )
     second = lines_frame("Instance name: db1\n*** 2014-12-02 08:46:34.598").with_columns(pl.col("line") + 2)
     part1, state = parse_chunk(first, in_header=False)
     part2, _ = parse_chunk(second, in_header=state)
@@ -142,7 +154,16 @@ def test_header_state_carries_across_chunks() -> None:
 
 
 def test_ignored_categories() -> None:
-    text = "\n".join(["", "   ", "PARSING IN CURSOR #1 len=10", "=====================", "krsr_dump_alert_msg: something", "kcrfw_alfs_update_mode: post->poll x=1"])
+    text = "\n".join(
+        [
+            "",
+            "   ",
+            "PARSING IN CURSOR #1 len=10",
+            "=====================",
+            "krsr_dump_alert_msg: something",
+            "kcrfw_alfs_update_mode: post->poll x=1",
+        ]
+    )
     parsed, _ = parse_chunk(lines_frame(text), in_header=False)
     assert dict(parsed.ignored) == {"blank": 2, "10046": 2, "other": 1}
     assert parsed.parsed == {"lgwr": 1}

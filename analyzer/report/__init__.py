@@ -7,8 +7,8 @@ from enum import StrEnum
 from typing import TextIO
 
 from analyzer.api import Analysis
-from analyzer.report.model import document
 from analyzer.report.machine import render_csv, render_json
+from analyzer.report.model import document
 from analyzer.report.text import render_text
 
 

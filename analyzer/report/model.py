@@ -43,9 +43,14 @@ def notes(a: api.Analysis) -> list[str]:
         out.append("no primary NSS/LNS/LGWR trace with 16410 messages: write totals are unavailable")
     assumed = [f.source.label for f in a.files if f.tables.zone.startswith("assumed")]
     if assumed:
-        out.append(f"{len(assumed)} file(s) have no time zone and none was given (--tz): UTC assumed for display; durations are unaffected")
+        out.append(
+            f"{len(assumed)} file(s) have no time zone and none was given (--tz): "
+            "UTC assumed for display; durations are unaffected"
+        )
     if a.writes.height and a.writes["warning"].is_not_null().any():
-        out.append(f"{a.writes['warning'].is_not_null().sum()} write(s) have a negative component (see their 'warning')")
+        out.append(
+            f"{a.writes['warning'].is_not_null().sum()} write(s) have a negative component (see their 'warning')"
+        )
     standby_files = [f for f in a.files if f.tables.info.role == "standby"]
     if standby_files and not any(f.tables.waits.height for f in standby_files):
         out.append("RFS traces have no 10046 WAIT lines: rfs_io cannot be told from rfs_other")

@@ -22,9 +22,20 @@ _VERDICT_STYLE = {"network": "yellow", "rfs_io": "red", "rfs_other": "magenta"}
 
 def _table(title: str, console: Console, *columns: str) -> Table:
     plain = not console.is_terminal
-    table = Table(title=title, title_justify="left", box=box.ASCII2 if plain else box.SIMPLE_HEAVY, show_edge=not plain)
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.ASCII2 if plain else box.SIMPLE_HEAVY,
+        show_edge=not plain,
+    )
     for name in columns:
-        table.add_column(name, justify="right" if name[:1].islower() and name not in {"file", "role", "process", "verdict", "evidence", "reason", "host", "zone"} else "left")
+        table.add_column(
+            name,
+            justify="right"
+            if name[:1].islower()
+            and name not in {"file", "role", "process", "verdict", "evidence", "reason", "host", "zone"}
+            else "left",
+        )
     return table
 
 
@@ -34,12 +45,36 @@ def _ms(value: Any) -> str:
 
 def _files(a: Analysis, console: Console) -> Table:
     labels = [f.source.label for f in a.files]
-    t = _table("Files", console, "file", "role", "process", "instance", "host", "thread", "version", "first (UTC)", "last (UTC)", "zone")
+    t = _table(
+        "Files",
+        console,
+        "file",
+        "role",
+        "process",
+        "instance",
+        "host",
+        "thread",
+        "version",
+        "first (UTC)",
+        "last (UTC)",
+        "zone",
+    )
     for f in a.files:
         i = f.tables.info
         first = f.tables.first_at.strftime("%Y-%m-%d %H:%M:%S") if f.tables.first_at else ""
         last = f.tables.last_at.strftime("%H:%M:%S") if f.tables.last_at else ""
-        t.add_row(doc.short_label(f.source.label, labels), i.role, i.process or "", i.instance or "", i.host or "", str(i.thread or ""), i.version or "", first, last, f.tables.zone)
+        t.add_row(
+            doc.short_label(f.source.label, labels),
+            i.role,
+            i.process or "",
+            i.instance or "",
+            i.host or "",
+            str(i.thread or ""),
+            i.version or "",
+            first,
+            last,
+            f.tables.zone,
+        )
     return t
 
 
@@ -69,7 +104,12 @@ def _stats(a: Analysis, console: Console) -> Table:
 def _histogram(a: Analysis, console: Console) -> Table:
     hists = {c: dict(histogram(a.writes, c).iter_rows()) for c in doc.HISTOGRAM_COMPONENTS}
     buckets = max(hists.values(), key=len).keys() if a.writes.height else []
-    t = _table("Histogram (writes per bucket, as V$EVENT_HISTOGRAM)", console, "ms", *(c.removesuffix("_ms") for c in doc.HISTOGRAM_COMPONENTS))
+    t = _table(
+        "Histogram (writes per bucket, as V$EVENT_HISTOGRAM)",
+        console,
+        "ms",
+        *(c.removesuffix("_ms") for c in doc.HISTOGRAM_COMPONENTS),
+    )
     for bucket in buckets:
         t.add_row(bucket, *(str(hists[c].get(bucket, 0)) for c in doc.HISTOGRAM_COMPONENTS))
     return t
@@ -78,43 +118,108 @@ def _histogram(a: Analysis, console: Console) -> Table:
 def _verdicts(a: Analysis, console: Console) -> Table:
     t = _table("Verdicts", console, "verdict", "writes", "total ms", "slow writes", "slow total ms")
     for verdict, writes, total, slow, slow_total in verdict_totals(a.writes).iter_rows():
-        t.add_row(Text(verdict or "", style=_VERDICT_STYLE.get(verdict or "", "")), str(writes), _ms(total), str(slow), _ms(slow_total))
+        t.add_row(
+            Text(verdict or "", style=_VERDICT_STYLE.get(verdict or "", "")),
+            str(writes),
+            _ms(total),
+            str(slow),
+            _ms(slow_total),
+        )
     return t
 
 
 def _top(a: Analysis, console: Console, top: int) -> Table:
     labels = [f.source.label for f in a.files]
-    t = _table(f"Top {top} slowest writes", console, "sent (UTC)", "thr", "seq", "msgid", "total", "network", "rfs_io", "rfs_other", "verdict", "evidence")
+    t = _table(
+        f"Top {top} slowest writes",
+        console,
+        "sent (UTC)",
+        "thr",
+        "seq",
+        "msgid",
+        "total",
+        "network",
+        "rfs_io",
+        "rfs_other",
+        "verdict",
+        "evidence",
+    )
     for w in a.writes.sort("total_ms", descending=True).head(top).iter_rows(named=True):
-        evidence = f"{doc.short_label(w['primary_file'], labels)}:{w['primary_line']}\n{doc.short_label(w['standby_file'], labels)}:{w['standby_line']}"
+        primary = f"{doc.short_label(w['primary_file'], labels)}:{w['primary_line']}"
+        evidence = f"{primary}\n{doc.short_label(w['standby_file'], labels)}:{w['standby_line']}"
         t.add_row(
-            w["sent_at"].strftime("%Y-%m-%d %H:%M:%S.%f"), str(w["thread"]), str(w["seq"]), str(w["msgid"]),
-            _ms(w["total_ms"]), _ms(w["network_ms"]), _ms(w["rfs_io_ms"]), _ms(w["rfs_other_ms"]),
-            Text(w["verdict"] or "", style=_VERDICT_STYLE.get(w["verdict"] or "", "")), evidence,
+            w["sent_at"].strftime("%Y-%m-%d %H:%M:%S.%f"),
+            str(w["thread"]),
+            str(w["seq"]),
+            str(w["msgid"]),
+            _ms(w["total_ms"]),
+            _ms(w["network_ms"]),
+            _ms(w["rfs_io_ms"]),
+            _ms(w["rfs_other_ms"]),
+            Text(w["verdict"] or "", style=_VERDICT_STYLE.get(w["verdict"] or "", "")),
+            evidence,
         )
     return t
 
 
 def _warnings(a: Analysis, console: Console) -> Table:
     labels = [f.source.label for f in a.files]
-    t = _table("LGWR long-write warnings and their remote part", console, "at (UTC)", "thr", "elapsed", "size KB", "msgid", "remote", "network", "rfs_io", "rfs_other", "verdict", "evidence")
+    t = _table(
+        "LGWR long-write warnings and their remote part",
+        console,
+        "at (UTC)",
+        "thr",
+        "elapsed",
+        "size KB",
+        "msgid",
+        "remote",
+        "network",
+        "rfs_io",
+        "rfs_other",
+        "verdict",
+        "evidence",
+    )
     for w in a.warnings.iter_rows(named=True):
         at = w["at"].strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if w["at"] else ""
         t.add_row(
-            at, str(w["thread"] or ""), str(w["elapsed_ms"]), str(w["size_kb"] or ""), str(w["msgid"] or "-"),
-            _ms(w["remote_total_ms"]), _ms(w["network_ms"]), _ms(w["rfs_io_ms"]), _ms(w["rfs_other_ms"]),
-            w["verdict"] or "no remote write found", f"{doc.short_label(w['file'], labels)}:{w['line']}",
+            at,
+            str(w["thread"] or ""),
+            str(w["elapsed_ms"]),
+            str(w["size_kb"] or ""),
+            str(w["msgid"] or "-"),
+            _ms(w["remote_total_ms"]),
+            _ms(w["network_ms"]),
+            _ms(w["rfs_io_ms"]),
+            _ms(w["rfs_other_ms"]),
+            w["verdict"] or "no remote write found",
+            f"{doc.short_label(w['file'], labels)}:{w['line']}",
         )
     return t
 
 
 def _coverage(a: Analysis, console: Console) -> Table:
     labels = [f.source.label for f in a.files]
-    t = _table("Coverage (every line: parsed + ignored + unparsed)", console, "file", "lines", "parsed", "ignored", "unparsed", "first unparsed reason")
+    t = _table(
+        "Coverage (every line: parsed + ignored + unparsed)",
+        console,
+        "file",
+        "lines",
+        "parsed",
+        "ignored",
+        "unparsed",
+        "first unparsed reason",
+    )
     for f in a.files:
         un = f.parsed.tables["unparsed"]
         reason = f"line {un['line'][0]}: {un['reason'][0]}" if un.height else ""
-        t.add_row(doc.short_label(f.source.label, labels), str(f.stats.lines), str(sum(f.parsed.parsed.values())), str(sum(f.parsed.ignored.values())), str(un.height), reason)
+        t.add_row(
+            doc.short_label(f.source.label, labels),
+            str(f.stats.lines),
+            str(sum(f.parsed.parsed.values())),
+            str(sum(f.parsed.ignored.values())),
+            str(un.height),
+            reason,
+        )
     return t
 
 
@@ -132,7 +237,12 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
     for part in (_files(a, console), _matching(a)):
         console.print(part)
     if a.writes.height:
-        for table in (_stats(a, console), _histogram(a, console), _verdicts(a, console), _top(a, console, top)):
+        for table in (
+            _stats(a, console),
+            _histogram(a, console),
+            _verdicts(a, console),
+            _top(a, console, top),
+        ):
             console.print(table)
     if a.warnings.height:
         console.print(_warnings(a, console))
@@ -143,6 +253,3 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
         console.print(Text(f"Note: {note}", style="dim"))
     if a.skipped:
         console.print(Text(f"{len(a.skipped)} input(s) skipped (see --format json 'files')", style="dim"))
-
-
-

@@ -1,0 +1,136 @@
+"""The command line: formats, the JSON/CSV contract, errors and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from analyzer.errors import ExitCode
+from analyzer.schemas import WRITES
+from tests.conftest import invoke, write
+
+PAPER = "samples/paper-2014"
+WRITE_KEYS = {
+    "thread",
+    "seq",
+    "msgid",
+    "oper",
+    "sent_at",
+    "total_ms",
+    "rfs_ms",
+    "network_ms",
+    "rfs_io_ms",
+    "rfs_other_ms",
+    "verdict",
+    "slow",
+    "primary_file",
+    "primary_line",
+    "standby_file",
+    "standby_line",
+}
+
+
+def test_text_report_sections() -> None:
+    out = invoke(["analyze", PAPER, "--tz", "-07:00"]).stdout
+    for heading in (
+        "Files",
+        "Components (ms)",
+        "Histogram",
+        "Verdicts",
+        "Top 10 slowest writes",
+        "LGWR long-write warnings",
+        "Coverage",
+    ):
+        assert heading in out
+    assert "Slow writes (total >= 100 ms): 2." in out
+    assert "boston1_nss2_4401.trc:101" in out  # evidence file:line of msgid 117468
+
+
+def test_json_contract() -> None:
+    doc = json.loads(invoke(["analyze", PAPER, "--format", "json", "--tz", "-07:00"]).stdout)
+    assert set(doc) == {"summary", "writes", "unmatched", "files", "coverage"}
+    assert all(set(w) >= WRITE_KEYS for w in doc["writes"])
+    slow = [w for w in doc["writes"] if w["slow"]]
+    assert [(w["msgid"], w["verdict"]) for w in slow] == [(117468, "rfs_io"), (124705, "network")]
+    assert slow[0]["sent_at"] == "2014-12-02T15:46:34.598000Z"
+    s = doc["summary"]
+    assert (s["threshold_ms"], s["matched_writes"], s["match_rate"], s["slow_writes"]) == (
+        100.0,
+        66,
+        1.0,
+        2,
+    )
+    assert [c["component"] for c in s["components"]] == [
+        "total",
+        "network",
+        "rfs_io",
+        "rfs_other",
+        "rfs",
+    ]
+    assert s["histograms"]["total"][-1] == {"bucket": "<256", "count": 2}
+    for row in doc["coverage"]:
+        assert row["lines"] == row["parsed"] + row["ignored"] + row["unparsed"]
+
+
+def test_csv_has_the_writes_columns() -> None:
+    out = invoke(["analyze", PAPER, "--format", "csv"]).stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == WRITES.names()
+    assert len(rows) == 66
+    assert {r["msgid"]: r["verdict"] for r in rows if r["slow"] == "true"} == {
+        "117468": "rfs_io",
+        "124705": "network",
+    }
+
+
+def test_threshold_and_top_options() -> None:
+    doc = json.loads(invoke(["analyze", PAPER, "--format", "json", "--threshold", "150", "--top", "1"]).stdout)
+    assert doc["summary"]["slow_writes"] == 1
+    assert [w["msgid"] for w in doc["summary"]["top"]] == [117468]
+
+
+def test_output_file(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    assert invoke(["analyze", PAPER, "--format", "json", "--output", str(target)]).stdout == ""
+    assert json.loads(target.read_text())["summary"]["matched_writes"] == 66
+
+
+def test_missing_path_is_a_usage_error() -> None:
+    result = invoke(["analyze", "no/such/dir"], code=ExitCode.USAGE)
+    assert "no/such/dir: no such file or directory" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_bad_tz_is_a_usage_error() -> None:
+    result = invoke(["analyze", PAPER, "--tz", "Mars/Olympus"], code=ExitCode.USAGE)
+    assert "bad time zone offset" in result.stderr
+
+
+def test_directory_without_traces(tmp_path: Path) -> None:
+    write(tmp_path / "notes.txt", ["hello"])
+    result = invoke(["analyze", str(tmp_path)], code=ExitCode.NO_INPUT)
+    assert "no trace files found" in result.stderr
+
+
+def test_file_with_none_of_our_lines_is_listed_not_an_error(tmp_path: Path) -> None:
+    trace = write(
+        tmp_path / "db1_ora_123.trc",
+        ["PARSING IN CURSOR #1 len=5", "select 1 from dual", "END OF STMT"],
+    )
+    doc = json.loads(invoke(["analyze", str(trace), "--format", "json"]).stdout)
+    assert doc["files"][0]["role"] == "other"
+    assert doc["writes"] == []
+    assert doc["coverage"][0]["lines"] == 3
+
+
+def test_primary_only_still_reports_with_a_note() -> None:
+    out = invoke(["analyze", "samples/paper-2014/prim01"]).stdout
+    assert "no standby RFS trace" in out
+    assert "Remote writes: 33 on the primary, 0 on the standby, 0 matched" in out
+    assert "UTC assumed" in out
+
+
+def test_version() -> None:
+    assert invoke(["--version"]).stdout.startswith("dgtrace ")

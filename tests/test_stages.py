@@ -1,0 +1,335 @@
+"""Tables, match and attribute stages on small real-shaped traces."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+import pytest
+
+from analyzer.attribute import attribute, tie_warnings
+from analyzer.errors import UsageError
+from analyzer.match import match
+from analyzer.parse import parse_chunk
+from analyzer.tables import TimeZones, associate, build_file_tables, parse_offset, parse_zones
+from tests.conftest import lines_frame
+
+MSG = "oper='Write' flag=67111042 thrd={t} seq={s} msgid={m}"
+
+
+def send(m: int, t: int = 1, s: int = 10) -> str:
+    return "Client sending SQLNET request data [kpurcs] " + MSG.format(t=t, s=s, m=m)
+
+
+def ack(m: int, t: int = 1, s: int = 10) -> str:
+    return "... Client received SQLNET call [kpurcs] response " + MSG.format(t=t, s=s, m=m)
+
+
+def recv(m: int, t: int = 1, s: int = 10) -> str:
+    return "... Server received SQLNET data [krsr_rfs_dsp] " + MSG.format(t=t, s=s, m=m)
+
+
+def done(m: int, t: int = 1, s: int = 10) -> str:
+    return "... Server finished processing SQLNET data [krsr_rfs_dsp] " + MSG.format(t=t, s=s, m=m)
+
+
+def krs(when: str, src: str = "[krsu.c:1]") -> str:
+    return f"*** {when} {src}"
+
+
+def wait(event: str, ela: int, tim: int = 1) -> str:
+    return f"WAIT #0: nam='{event}' ela= {ela} p1=0 p2=0 p3=0 obj#=-1 tim={tim}"
+
+
+def tables(lines: list[str], label: str = "f.trc", zones: TimeZones | None = None):  # type: ignore[no-untyped-def]
+    parsed, _ = parse_chunk(lines_frame("\n".join(lines)), in_header=False)
+    return build_file_tables(label, label, parsed, zones or TimeZones())
+
+
+# ---------------------------------------------------------------------------- association
+def test_paper_rule_send_takes_next_stamp_ack_takes_previous() -> None:
+    t = tables(
+        [
+            send(1),
+            krs("2024-01-01 00:00:00.100000", "[krsu.c:5837]"),
+            krs("2024-01-01 00:00:00.300000", "[krsu.c:6058]"),
+            ack(1),
+        ]
+    )
+    ev = t.events.select("kind", "stamp_line", "stamp_src").rows()
+    assert ev == [("client_send", 2, "krsu.c:5837"), ("client_recv", 3, "krsu.c:6058")]
+
+
+def test_stamp_wanted_by_two_messages_goes_to_neither() -> None:
+    t = tables([send(1), krs("2024-01-01 00:00:00.100000"), ack(1)])
+    problems = t.events["problem"].to_list()
+    assert problems == ["stamp at line 2 claimed by two messages"] * 2
+
+
+def test_stamp_beyond_the_next_message_is_not_taken() -> None:
+    t = tables([send(1), send(2), krs("2024-01-01 00:00:00.100000")])
+    assert t.events["problem"].to_list() == ["no transport stamp after this message", None]
+
+
+def test_ack_without_stamp_before_it() -> None:
+    t = tables([ack(1)])
+    assert t.events["problem"].to_list() == ["no transport stamp before this message"]
+
+
+def test_associate_on_empty_tables() -> None:
+    parsed, _ = parse_chunk(lines_frame(""), in_header=False)
+    assert associate(parsed.tables["messages"], parsed.tables["krs"]).height == 0
+
+
+# ---------------------------------------------------------------------------- time zones
+def test_iso_adr_lines_give_the_offset_and_follow_a_dst_change() -> None:
+    t = tables(
+        [
+            "*** 2024-03-31T01:59:59.000000+01:00",
+            send(1),
+            krs("2024-03-31 01:59:59.500000"),
+            "*** 2024-03-31T03:00:00.000000+02:00",
+            send(2),
+            krs("2024-03-31 03:00:00.500000"),
+        ]
+    )
+    assert t.zone == "ISO ADR lines of the file"
+    assert t.events["at"].to_list() == [
+        datetime(2024, 3, 31, 0, 59, 59, 500000, tzinfo=UTC),
+        datetime(2024, 3, 31, 1, 0, 0, 500000, tzinfo=UTC),
+    ]
+
+
+def test_tz_option_per_host_then_default_then_assumed_utc() -> None:
+    lines = [
+        "Trace file /x/db1_nss2_1.trc",
+        "Node name:\tprim01",
+        "",
+        "*** 2014-12-02 08:46:34.000",
+        send(1),
+        krs("2014-12-02 08:46:34.598", "5837 krsu.c"),
+    ]
+    per_host = tables(lines, zones=TimeZones(default_min=60, per_host={"prim01": -420}))
+    assert per_host.events["at"][0] == datetime(2014, 12, 2, 15, 46, 34, 598000, tzinfo=UTC)
+    assert per_host.zone == "--tz prim01="
+    default = tables(lines, zones=TimeZones(default_min=60))
+    assert default.events["at"][0] == datetime(2014, 12, 2, 7, 46, 34, 598000, tzinfo=UTC)
+    assumed = tables(lines)
+    assert assumed.zone.startswith("assumed UTC")
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [("+05:30", 330), ("-07:00", -420), ("-0700", -420), ("+2", 120), ("UTC", 0), ("Z", 0)],
+)
+def test_parse_offset(text: str, minutes: int) -> None:
+    assert parse_offset(text) == minutes
+
+
+@pytest.mark.parametrize("text", ["Europe/Paris", "07:00", "+25:00", "+07:99", ""])
+def test_parse_offset_rejects(text: str) -> None:
+    with pytest.raises(UsageError, match="time zone offset"):
+        parse_offset(text)
+
+
+def test_parse_zones_per_host() -> None:
+    zones = parse_zones(["-07:00", "stby01=+01:00"])
+    assert zones.default_min == -420
+    assert zones.per_host == {"stby01": 60}
+
+
+# ---------------------------------------------------------------------------- match + attribute
+def _primary(writes: list[tuple[int, str, str]], thread: int = 1) -> list[str]:
+    out = []
+    for m, t1, t4 in writes:
+        out += [send(m, thread), krs(t1, "[krsu.c:5837]"), krs(t4, "[krsu.c:6058]"), ack(m, thread)]
+    return out
+
+
+def _standby(writes: list[tuple[int, str, str, list[tuple[str, int]]]], thread: int = 1) -> list[str]:
+    out = []
+    for m, t2, t3, waits in writes:
+        out += [recv(m, thread), krs(t2, "[krsr.c:826]")]
+        out += [wait(e, ela) for e, ela in waits]
+        out += [
+            done(m, thread),
+            krs(t3, "[krsr.c:1459]"),
+            wait("SQL*Net message from client", 500000),
+        ]
+    return out
+
+
+def _analyze(p_lines: list[str], s_lines: list[str], window_s: float = 60.0) -> tuple[pl.DataFrame, pl.DataFrame]:
+    p = tables(p_lines, "p.trc")
+    s = tables(s_lines, "s.trc")
+    m = match(p.events, s.events, {"p.trc": "prim", "s.trc": "stby"}, window_s)
+    return attribute(m.pairs, s.waits, 100.0), m.unmatched
+
+
+def test_split_with_standby_clock_minutes_off() -> None:
+    """Network = total - RFS time does not depend on the clock offset between hosts."""
+    p = _primary([(1, "2024-01-01 00:00:00.000000", "2024-01-01 00:00:00.150000")])
+    s = _standby(
+        [
+            (
+                1,
+                "2024-01-01 00:05:00.040000",
+                "2024-01-01 00:05:00.140000",
+                [("RFS write", 90000), ("RFS random i/o", 4000)],
+            )
+        ]
+    )
+    writes, unmatched = _analyze(p, s)
+    row = writes.row(0, named=True)
+    assert (
+        row["total_ms"],
+        row["rfs_ms"],
+        row["network_ms"],
+        row["rfs_io_ms"],
+        row["rfs_other_ms"],
+    ) == (150.0, 100.0, 50.0, 94.0, 6.0)
+    assert row["verdict"] == "rfs_io" and row["slow"] and row["rfs_io_waits"] == 2
+    assert (row["primary_line"], row["standby_line"]) == (1, 1)
+    assert unmatched.height == 0
+
+
+def test_waits_outside_the_write_are_not_counted() -> None:
+    p = _primary(
+        [
+            (1, "2024-01-01 00:00:00.000000", "2024-01-01 00:00:00.010000"),
+            (2, "2024-01-01 00:00:01.000000", "2024-01-01 00:00:01.010000"),
+        ]
+    )
+    s = [
+        wait("RFS write", 7777),
+        *_standby(
+            [
+                (
+                    1,
+                    "2024-01-01 00:00:00.002000",
+                    "2024-01-01 00:00:00.008000",
+                    [("RFS write", 5000)],
+                ),
+                (
+                    2,
+                    "2024-01-01 00:00:01.002000",
+                    "2024-01-01 00:00:01.008000",
+                    [("RFS dispatch", 3000)],
+                ),
+            ]
+        ),
+    ]
+    writes, _ = _analyze(p, s)
+    assert writes["rfs_io_ms"].to_list() == [5.0, 0.0]
+    assert writes["verdict"].to_list() == ["rfs_io", "rfs_other"]
+
+
+def test_negative_component_is_explained() -> None:
+    p = _primary([(1, "2024-01-01 00:00:00.000", "2024-01-01 00:00:00.001")])
+    s = _standby([(1, "2024-01-01 00:00:00.000", "2024-01-01 00:00:00.002", [("RFS write", 1500)])])
+    writes, _ = _analyze(p, s)
+    assert writes["network_ms"][0] == -1.0
+    assert "network_ms < 0" in writes["warning"][0] and "within timestamp resolution" in writes["warning"][0]
+
+
+def test_msgid_reuse_is_told_apart_by_time() -> None:
+    """After an NSS restart the same msgid comes back an hour later: each matches its own."""
+    p = _primary(
+        [
+            (7, "2024-01-01 00:00:00.000000", "2024-01-01 00:00:00.005000"),
+            (7, "2024-01-01 01:00:00.000000", "2024-01-01 01:00:00.200000"),
+        ]
+    )
+    s = _standby(
+        [
+            (7, "2024-01-01 00:00:00.001000", "2024-01-01 00:00:00.004000", []),
+            (
+                7,
+                "2024-01-01 01:00:00.001000",
+                "2024-01-01 01:00:00.199000",
+                [("RFS write", 190000)],
+            ),
+        ]
+    )
+    writes, unmatched = _analyze(p, s)
+    assert writes["total_ms"].to_list() == [5.0, 200.0]
+    assert writes["rfs_ms"].to_list() == [3.0, 198.0]
+    assert unmatched.height == 0
+
+
+def test_msgid_collision_is_reported_not_guessed() -> None:
+    p = _primary([(7, "2024-01-01 00:00:00.000000", "2024-01-01 00:00:00.005000")])
+    s = _standby(
+        [
+            (7, "2024-01-01 00:00:00.001000", "2024-01-01 00:00:00.004000", []),
+            (7, "2024-01-01 00:00:00.011000", "2024-01-01 00:00:00.014000", []),
+        ]
+    )
+    writes, unmatched = _analyze(p, s)
+    assert writes.height == 0
+    assert set(unmatched["reason"]) == {
+        "msgid collision: several standby writes fit",
+        "msgid collision: several primary writes fit",
+    }
+
+
+def test_unmatched_lists_each_side_with_reason() -> None:
+    p = [
+        *_primary(
+            [
+                (1, "2024-01-01 00:00:00.000000", "2024-01-01 00:00:00.005000"),
+                (2, "2024-01-01 00:00:01.000000", "2024-01-01 00:00:01.005000"),
+            ]
+        ),
+        send(3),
+    ]
+    s = _standby(
+        [
+            (1, "2024-01-01 00:00:00.001000", "2024-01-01 00:00:00.004000", []),
+            (9, "2024-01-01 00:00:02.001000", "2024-01-01 00:00:02.004000", []),
+        ]
+    )
+    writes, unmatched = _analyze(p, s)
+    assert writes["msgid"].to_list() == [1]
+    reasons = {(r["side"], r["msgid"]): r["reason"] for r in unmatched.to_dicts()}
+    assert reasons[("primary", 2)].startswith("no standby write")
+    assert reasons[("standby", 9)].startswith("no primary write")
+    assert reasons[("primary", 3)] == "no transport stamp after this message"
+
+
+def test_lgwr_warning_gets_the_breakdown_of_its_remote_write() -> None:
+    p = _primary(
+        [
+            (1, "2024-01-01 00:00:00.000000", "2024-01-01 00:00:00.150000"),
+            (2, "2024-01-01 00:00:00.400000", "2024-01-01 00:00:00.402000"),
+        ]
+    )
+    s = _standby(
+        [
+            (1, "2024-01-01 00:00:00.100000", "2024-01-01 00:00:00.145000", [("RFS write", 40000)]),
+            (2, "2024-01-01 00:00:00.400500", "2024-01-01 00:00:00.401500", []),
+        ]
+    )
+    writes, _ = _analyze(p, s)
+    lg = tables(
+        [
+            "*** 2024-01-01T00:00:00.151000+00:00",
+            "Warning: log write elapsed time 151ms, size 18KB",
+            "*** 2024-01-01T00:00:09.000000+00:00",
+            "Warning: log write elapsed time 120ms, size 1KB",
+        ],
+        "lgwr.trc",
+    )
+    frame = lg.lgwr.with_columns(host=pl.lit("prim"), wthread=pl.lit(1, pl.Int64)).select(
+        "file", "line", "kind", "at", "elapsed_ms", "size_kb", "host", "wthread"
+    )
+    tied = tie_warnings(frame, writes)
+    first, second = tied.to_dicts()
+    assert (
+        first["msgid"],
+        first["writes"],
+        first["remote_total_ms"],
+        first["network_ms"],
+        first["verdict"],
+    ) == (1, 1, 150.0, 105.0, "network")
+    assert (second["writes"], second["msgid"]) == (0, None)
