@@ -1,0 +1,78 @@
+"""Read stage: chunked, lossy, line-exact reading of awkward bytes."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analyzer.api import Options, analyze
+from analyzer.read import MAX_LINE_CHARS, ReadStats, read_lines
+from analyzer.tables import TimeZones
+from tests.conftest import PAPER
+
+
+def _read(data: bytes, chunk: int = 1 << 20) -> tuple[list[tuple[int, str]], ReadStats]:
+    stats = ReadStats()
+    frames = list(read_lines(io.BytesIO(data), stats, chunk_bytes=chunk))
+    rows = pl.concat(frames).rows() if frames else []
+    return rows, stats
+
+
+def test_empty_file() -> None:
+    assert _read(b"") == ([], ReadStats())
+
+
+def test_crlf_blank_lines_and_unterminated_last_line() -> None:
+    rows, stats = _read(b"a\r\n\r\n\nb")
+    assert rows == [(1, "a"), (2, ""), (3, ""), (4, "b")]
+    assert (stats.crlf_lines, stats.unterminated_last_line, stats.lines) == (2, True, 4)
+
+
+def test_undecodable_bytes_are_replaced_and_counted() -> None:
+    rows, stats = _read("select 'caf\xe9' from dual\nok\n".encode("latin-1"))
+    assert rows[0][1] == "select 'caf\ufffd' from dual"
+    assert (stats.lines_with_bad_bytes, stats.bad_lines) == (1, [1])
+
+
+def test_nul_and_unit_separator_bytes_do_not_break_lines() -> None:
+    rows, stats = _read(b"a\x00b\nc\x1fd\ne\n")
+    assert rows == [(1, "a\x00b"), (2, "c\x1fd"), (3, "e")]
+    assert stats.nul_bytes == 1
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 4096])
+def test_chunk_size_does_not_change_the_lines(chunk: int) -> None:
+    data = (PAPER / "stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_8801.trc").read_bytes()
+    assert _read(data, chunk)[0] == _read(data)[0]
+
+
+def test_megabyte_lines_are_cut_and_counted() -> None:
+    rows, stats = _read(b"x" * (3 * MAX_LINE_CHARS) + b"\nnext\n")
+    assert [len(t) for _, t in rows] == [MAX_LINE_CHARS, 4]
+    assert stats.cut_lines == 1
+
+
+def test_binary_junk_without_newlines_stays_bounded() -> None:
+    rows, stats = _read(b"\xff" * 5_000_000 + b"\nafter\n", chunk=1 << 16)
+    assert rows[-1] == (len(rows), "after")
+    assert all(len(t) <= MAX_LINE_CHARS for _, t in rows)
+    assert stats.cut_lines >= 1
+
+
+def test_latin1_bytes_inside_a_trace_keep_the_writes(tmp_path: Path) -> None:
+    """A damaged line is counted; every write around it is still matched."""
+    for src in PAPER.rglob("*.trc"):
+        target = tmp_path / src.relative_to(PAPER)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = src.read_bytes()
+        if "rfs_8801" in src.name:
+            data = data.replace(b"\n*** 2014-12-02 08:46:33", b"\nbinary \xff\xfe junk\r\n*** 2014-12-02 08:46:33", 1)
+        target.write_bytes(data)
+    result = analyze([str(tmp_path)], Options(zones=TimeZones(default_min=-420)))
+    assert result.writes.height == 66
+    damaged = next(f for f in result.files if "rfs_8801" in f.source.label)
+    assert damaged.stats.lines_with_bad_bytes == 1
+    assert damaged.parsed.lines == damaged.stats.lines
