@@ -19,6 +19,7 @@ from analyzer import __version__
 from analyzer.api import Options, analyze
 from analyzer.errors import AnalyzerError, ExitCode
 from analyzer.report import RENDERERS, OutputFormat
+from analyzer.simulate.cli import simulate_command
 from analyzer.tables import parse_zones
 
 app = typer.Typer(
@@ -107,6 +108,9 @@ def analyze_command(
             RENDERERS[output_format](result, sys.stdout, top)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
+
+
+app.command("simulate", help="Write a realistic simulated trace set with its truth (truth.csv).")(simulate_command)
 
 
 def main() -> None:
