@@ -11,6 +11,7 @@ counted by category.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -70,7 +71,6 @@ SCHEMAS = {
     "markers": MARKERS,
     "unparsed": UNPARSED,
 }
-_TS_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
 
 
 @dataclass
@@ -112,18 +112,41 @@ def merge(parts: Iterable[Parsed]) -> Parsed:
 
 
 # ---------------------------------------------------------------------------- classification
-def classify(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
-    """Add `family` (a grammar family or `ignored:<category>`) and the stripped `t` to lines.
+#: family codes of the `family` column (UInt8: cheap to build and to filter on)
+FAMILIES = (
+    g.Family.TRANSPORT.value,
+    g.Family.STAMPS.value,
+    g.Family.WAIT.value,
+    g.Family.LGWR.value,
+    g.Family.HEADER.value,
+    "ignored:blank",
+    "ignored:10046",
+    "ignored:other",
+)
+_CODE = {name: code for code, name in enumerate(FAMILIES)}
 
-    `in_header` says whether the previous chunk ended inside a trace header.
+
+def _prefix_regex(prefixes: tuple[str, ...]) -> str:
+    """One anchored alternation: a single pass instead of one `starts_with` per prefix."""
+    return "^(?:" + "|".join(re.escape(p) for p in prefixes) + ")"
+
+
+def _code(name: str) -> pl.Expr:
+    return pl.lit(_CODE[name], pl.UInt8)
+
+
+def classify(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
+    """Add `family` (a code into FAMILIES) and `in_header` to numbered lines.
+
+    Only literal tests run over every line (starts_with, one substring search); the order of
+    the tests is the priority. `in_header` says whether the previous chunk ended in a header.
     """
-    text = pl.col("text").str.strip_chars_end()
-    body = text.str.strip_chars_start(" \t.")
-    header_start = pl.col("text").str.starts_with("Trace file ") | (
-        pl.col("text").str.starts_with("Oracle ") & pl.col("text").str.contains(" Release ")
+    text = pl.col("text")
+    header_start = text.str.starts_with("Trace file ") | (
+        text.str.starts_with("Oracle ") & text.str.contains(" Release ", literal=True)
     )
     region = (
-        pl.when(pl.col("text").str.starts_with("***"))
+        pl.when(text.str.starts_with("***"))
         .then(False)
         .when(header_start)
         .then(True)
@@ -131,37 +154,49 @@ def classify(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
         .forward_fill()
         .fill_null(in_header)
     )
-    is_message = pl.any_horizontal([body.str.starts_with(p) for p in MESSAGE_PREFIXES.values()]) | text.str.contains(
-        "msgid=", literal=True
-    )
+    is_message = text.str.contains("msgid=", literal=True) | text.str.contains(r"^(?:\.\.\. )?(?:Client|Server) ")
     family = (
-        pl.when(text == "")
-        .then(pl.lit("ignored:blank"))
+        pl.when(text.str.contains(r"^[ \t]*$"))
+        .then(_code("ignored:blank"))
         .when(text.str.starts_with("***"))
-        .then(pl.lit(g.Family.STAMPS.value))
+        .then(_code(g.Family.STAMPS.value))
         .when(text.str.starts_with("WAIT #"))
-        .then(pl.lit(g.Family.WAIT.value))
+        .then(_code(g.Family.WAIT.value))
         .when(is_message)
-        .then(pl.lit(g.Family.TRANSPORT.value))
-        .when(pl.any_horizontal([text.str.starts_with(p) for p in LGWR_PREFIXES]))
-        .then(pl.lit(g.Family.LGWR.value))
+        .then(_code(g.Family.TRANSPORT.value))
+        .when(text.str.contains(_prefix_regex(LGWR_PREFIXES)))
+        .then(_code(g.Family.LGWR.value))
         .when(pl.col("in_header"))
-        .then(pl.lit(g.Family.HEADER.value))
-        .when(pl.any_horizontal([pl.col("text").str.starts_with(p) for p in OTHER_10046_PREFIXES]))
-        .then(pl.lit("ignored:10046"))
-        .otherwise(pl.lit("ignored:other"))
+        .then(_code(g.Family.HEADER.value))
+        .when(text.str.contains(_prefix_regex(OTHER_10046_PREFIXES)))
+        .then(_code("ignored:10046"))
+        .otherwise(_code("ignored:other"))
     )
-    return lines.with_columns(in_header=region, t=text).with_columns(family=family)
+    return lines.with_columns(in_header=region).with_columns(family=family)
 
 
 # ---------------------------------------------------------------------------- fast paths
-def _split(expr: pl.Expr, sep: str) -> tuple[pl.Expr, pl.Expr]:
-    parts = expr.str.splitn(sep, 2)
-    return parts.struct.field("field_0"), parts.struct.field("field_1")
-
-
-def _int(expr: pl.Expr, dtype: type[pl.DataType] = pl.Int64) -> pl.Expr:
-    return expr.cast(dtype, strict=False)
+# Each fast path first checks a line against an anchored regex without capture groups (the
+# canonical spelling of that shape, a strict subset of what the grammar accepts), then takes
+# the fields with splits. Rows that fail the check, or whose numbers do not fit, go to lark.
+MESSAGE_SHAPE = (
+    r"^(?:\.\.\. )?(?:Client sending SQLNET request data|Client received SQLNET call"
+    r"|Server received SQLNET data|Server finished processing SQLNET data) \[[A-Za-z0-9_]+\](?: response)?"
+    r" oper='[^']*' flag=(?:0x[0-9a-fA-F]+|-?[0-9]+) thrd=[0-9]+ seq=[0-9]+ msgid=[0-9]+$"
+)
+KRS_SHAPE = (
+    r"^\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}"
+    r" (?:[0-9]+ [A-Za-z_][A-Za-z0-9_]*\.c|\[[A-Za-z_][A-Za-z0-9_]*\.c:[0-9]+\])$"
+)
+ADR_LOCAL_SHAPE = r"^\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}$"
+ADR_ISO_SHAPE = (
+    r"^\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}[+-][0-9]{2}:[0-9]{2}"
+    r"(?: \((?:[^()]|\([^()]*\))*\))?$"
+)
+WAIT_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [A-Za-z#_][^=']*=[^ \t]+)* tim=[0-9]+$"
+_TS_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
+#: where `[` stands in each message text (without the leading dots): tells the kinds apart
+_BRACKET = {kind: len(text) + 1 for kind, text in MESSAGE_PREFIXES.items()}
 
 
 def _digits(length: pl.Expr, overhead: int) -> pl.Expr:
@@ -169,183 +204,109 @@ def _digits(length: pl.Expr, overhead: int) -> pl.Expr:
     return (length.cast(pl.Int32) - overhead).clip(0, 6).cast(pl.Int8)
 
 
+def _int(expr: pl.Expr) -> pl.Expr:
+    return expr.cast(pl.Int64, strict=False)
+
+
+def _accept(rows: pl.DataFrame, shape: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows of the canonical shape, the others)."""
+    ok = rows.select(pl.col("text").str.contains(shape)).to_series()
+    return rows.filter(ok), rows.filter(~ok)
+
+
+def _keep(
+    out: pl.DataFrame, required: list[str], schema: pl.Schema, rest: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Rows whose required fields converted go to `schema`; the others join `rest` for lark."""
+    ok = pl.all_horizontal([pl.col(c).is_not_null() for c in required])
+    bad = out.filter(~ok).select(rest.columns)
+    return out.filter(ok).select(schema.names()), pl.concat([rest, bad])
+
+
+def _after(text: pl.Expr, marker: str) -> pl.Expr:
+    """The text after the first `marker` (canonical lines hold each marker once)."""
+    return text.str.slice(text.str.find(marker, literal=True) + len(marker))
+
+
 def _fast_messages(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Canonical 16410 messages -> MESSAGES rows; the rest is returned for the grammar."""
-    body = pl.col("t").str.strip_chars_start(" \t.")
-    lead = pl.col("t").str.head(pl.col("t").str.len_chars() - body.str.len_chars())
-    kind = pl.coalesce([pl.when(body.str.starts_with(p)).then(pl.lit(k)) for k, p in MESSAGE_PREFIXES.items()])
-    prefix = kind.replace_strict(MESSAGE_PREFIXES, default=None, return_dtype=pl.String)
-    head, tail = _split(body, " oper='")
-    response = head.str.ends_with("] response")
-    func = head.str.strip_suffix(" response").str.strip_suffix("]").str.split("[").list.last()
-    oper, tail = _split(tail, "' flag=")
-    flag, tail = _split(tail, " thrd=")
-    thrd, tail = _split(tail, " seq=")
-    seq, msgid = _split(tail, " msgid=")
-    out = rows.with_columns(
-        kind=kind,
-        func=func,
-        oper=oper,
-        flag=flag,
-        thread=_int(thrd),
-        seq=_int(seq),
-        msgid=_int(msgid),
-        _prefix=prefix,
-        _resp=response,
-        _body=body,
-        _lead=lead,
+    """Canonical 16410 messages -> MESSAGES rows; the rest is returned for the grammar.
+
+    The shape check guarantees the layout, so fields are found by position: the kind by the
+    first letter and the length of the text before `[`, the numbers after their `name=`.
+    """
+    good, rest = _accept(rows, MESSAGE_SHAPE)
+    text = pl.col("text")
+    dots = text.str.starts_with("... ").cast(pl.Int32) * 4
+    bracket = text.str.find("[", literal=True) - dots
+    client = text.str.starts_with("C") | text.str.starts_with("... C")
+    oper_start = text.str.find(" oper='", literal=True) + 7
+    out = good.with_columns(
+        kind=pl.when(client & (bracket == _BRACKET["client_send"]))
+        .then(pl.lit("client_send"))
+        .when(client)
+        .then(pl.lit("client_recv"))
+        .when(bracket == _BRACKET["server_recv"])
+        .then(pl.lit("server_recv"))
+        .otherwise(pl.lit("server_done")),
+        oper=text.str.slice(oper_start, text.str.find("' flag=", literal=True) - oper_start),
+        thread=_int(_after(text, " thrd=").str.split(" ").list.first()),
+        seq=_int(_after(text, " seq=").str.split(" ").list.first()),
+        msgid=_int(_after(text, " msgid=")),
     )
-    canonical = pl.concat_str(
-        [
-            pl.col("_prefix"),
-            pl.lit(" ["),
-            pl.col("func"),
-            pl.when(pl.col("_resp")).then(pl.lit("] response")).otherwise(pl.lit("]")),
-            pl.lit(" oper='"),
-            pl.col("oper"),
-            pl.lit("' flag="),
-            pl.col("flag"),
-            pl.lit(" thrd="),
-            pl.col("thread").cast(pl.String),
-            pl.lit(" seq="),
-            pl.col("seq").cast(pl.String),
-            pl.lit(" msgid="),
-            pl.col("msgid").cast(pl.String),
-        ]
-    )
-    ok = (
-        (canonical == pl.col("_body"))
-        & pl.col("func").str.contains(r"^[A-Za-z0-9_]+$")
-        & ~pl.col("oper").str.contains("'", literal=True)
-        & pl.col("flag").str.contains(r"^(?:0x[0-9a-fA-F]+|-?[0-9]+)$")
-        & pl.col("_lead").str.contains(r"^(?:[ \t]*\.*[ \t]*)$")
-    ).fill_null(False)
-    out = out.with_columns(_ok=ok)
-    good = out.filter("_ok").select(MESSAGES.names())
-    return good, out.filter(~pl.col("_ok")).select("line", "text", "t", "family")
+    return _keep(out, ["thread", "seq", "msgid"], MESSAGES, rest)
 
 
 def _fast_stamps(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """krs stamps and bare ADR lines of both generations; session lines go to the grammar."""
-    t = pl.col("t")
-    date, clock = t.str.slice(4, 10), t.str.slice(15, 8)
-    frac, src = _split(t.str.slice(23), " ")
+    krs_rows, rest = _accept(rows, KRS_SHAPE)
+    words = pl.col("text").str.split(" ")
+    src = pl.col("_w").list.get(3)
     bracket = src.str.starts_with("[")
-    inner = src.str.strip_prefix("[").str.strip_suffix("]")
-    b_file, b_line = _split(inner, ":")
-    p_line, p_file = _split(src, " ")
-    base = rows.with_columns(
-        _date=date,
-        _clock=clock,
-        _frac=frac,
-        _src=src,
-        _sep=t.str.slice(14, 1),
-        src_file=pl.when(bracket).then(b_file).otherwise(p_file),
-        src_line=_int(pl.when(bracket).then(b_line).otherwise(p_line)),
-        _bracket=bracket,
-    ).with_columns(
-        local=pl.concat_str(["_date", pl.lit(" "), "_clock", "_frac"]).str.to_datetime(
+    inner = src.str.strip_prefix("[").str.strip_suffix("]").str.split(":")
+    krs = krs_rows.with_columns(_w=words).with_columns(
+        local=pl.concat_str([pl.col("_w").list.get(1), pl.col("_w").list.get(2)], separator=" ").str.to_datetime(
             _TS_FORMAT, strict=False, time_unit="us"
         ),
-        digits=_digits(pl.col("_frac").str.len_chars(), 1),
+        digits=_digits(pl.col("_w").list.get(2).str.len_bytes(), 9),
+        src_file=pl.when(bracket).then(inner.list.get(0)).otherwise(pl.col("_w").list.get(4, null_on_oob=True)),
+        src_line=_int(pl.when(bracket).then(inner.list.get(-1)).otherwise(src)),
     )
-    krs_text = pl.concat_str(
-        [
-            pl.lit("*** "),
-            "_date",
-            pl.lit(" "),
-            "_clock",
-            "_frac",
-            pl.lit(" "),
-            pl.when("_bracket")
-            .then(
-                pl.concat_str(
-                    [
-                        pl.lit("["),
-                        "src_file",
-                        pl.lit(":"),
-                        pl.col("src_line").cast(pl.String),
-                        pl.lit("]"),
-                    ]
-                )
-            )
-            .otherwise(pl.concat_str([pl.col("src_line").cast(pl.String), pl.lit(" "), "src_file"])),
-        ]
+    krs, rest = _keep(krs, ["local", "src_line"], KRS, rest)
+    local_rows, rest = _accept(rest, ADR_LOCAL_SHAPE)
+    adr_local = local_rows.with_columns(
+        local=pl.col("text").str.slice(4).str.to_datetime(_TS_FORMAT, strict=False, time_unit="us"),
+        digits=_digits(pl.col("text").str.len_bytes(), 24),
+        utc_offset_min=pl.lit(None, pl.Int32),
     )
-    is_krs = (
-        (krs_text == t)
-        & pl.col("local").is_not_null()
-        & pl.col("_frac").str.contains(r"^\.[0-9]{1,9}$")
-        & pl.col("src_file").str.contains(r"^[A-Za-z_][A-Za-z0-9_]*\.c$")
-    ).fill_null(False)
-    is_adr_local = (
-        pl.col("_src").is_null()
-        & (pl.col("_sep") == " ")
-        & t.str.contains(r"^\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}$")
-        & pl.col("local").is_not_null()
-    ).fill_null(False)
-    base = base.with_columns(_krs=is_krs, _adr=is_adr_local)
-    krs = base.filter("_krs").select(KRS.names())
-    adr_local = base.filter("_adr").with_columns(utc_offset_min=pl.lit(None, pl.Int32)).select(ADR.names())
-    rest = base.filter(~pl.col("_krs") & ~pl.col("_adr")).select("line", "text", "t", "family")
-    adr_iso, rest = _fast_adr_iso(rest)
-    return krs, pl.concat([adr_local, adr_iso]), rest
-
-
-def _fast_adr_iso(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """`*** 2019-07-09T09:57:07.703476-07:00 (PDB1(3))` lines."""
-    stamp, _container = _split(pl.col("t").str.slice(4), " ")
-    ok_shape = stamp.str.contains(
-        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}[+-][0-9]{2}:[0-9]{2}$"
-    ) & (_container.is_null() | _container.str.contains(r"^\((?:[^()]|\([^()]*\))*\)$"))
-    body = stamp.str.head(-6)
+    adr_local, rest = _keep(adr_local, ["local"], ADR, rest)
+    iso_rows, rest = _accept(rest, ADR_ISO_SHAPE)
+    stamp = pl.col("text").str.slice(4).str.split(" ").list.first()
     zone = stamp.str.tail(6)
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
-    offset = sign * (_int(zone.str.slice(1, 2), pl.Int32) * 60 + _int(zone.str.slice(4, 2), pl.Int32))
-    out = rows.with_columns(
-        _ok=ok_shape.fill_null(False),
-        local=body.str.replace("T", " ", literal=True).str.to_datetime(_TS_FORMAT, strict=False, time_unit="us"),
-        digits=_digits(body.str.len_chars(), 20),
-        utc_offset_min=offset.cast(pl.Int32),
-    ).with_columns(_ok=pl.col("_ok") & pl.col("local").is_not_null())
-    return out.filter("_ok").select(ADR.names()), out.filter(~pl.col("_ok")).select("line", "text", "t", "family")
+    adr_iso = iso_rows.with_columns(
+        local=stamp.str.head(-6)
+        .str.replace("T", " ", literal=True)
+        .str.to_datetime(_TS_FORMAT, strict=False, time_unit="us"),
+        digits=_digits(stamp.str.len_bytes(), 26),
+        utc_offset_min=(sign * (_int(zone.str.slice(1, 2)) * 60 + _int(zone.str.slice(4, 2)))).cast(pl.Int32),
+    )
+    adr_iso, rest = _keep(adr_iso, ["local"], ADR, rest)
+    return krs, pl.concat([adr_local, adr_iso]), rest
 
 
 def _fast_waits(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Canonical 10046 WAIT lines (either `ela=` spacing)."""
-    cursor, rest = _split(pl.col("t").str.slice(6), ": nam='")
-    event, rest = _split(rest, "' ela=")
-    spaced = rest.str.starts_with(" ")
-    ela, rest = _split(rest.str.strip_prefix(" "), " ")
-    params, tim = _split(pl.concat_str([pl.lit(" "), rest]), " tim=")
-    out = rows.with_columns(
-        cursor=_int(cursor),
-        event=event,
-        ela_us=_int(ela),
-        params=params.str.strip_prefix(" "),
-        tim=_int(tim),
-        _spaced=spaced,
+    good, rest = _accept(rows, WAIT_SHAPE)
+    text = pl.col("text")
+    name_start = text.str.find(": nam='", literal=True)
+    ela_at = text.str.find("' ela=", literal=True)
+    out = good.with_columns(
+        cursor=_int(text.str.slice(6, name_start - 6)),
+        event=text.str.slice(name_start + 7, ela_at - name_start - 7),
+        ela_us=_int(text.str.slice(ela_at + 6).str.strip_prefix(" ").str.split(" ").list.first()),
+        tim=_int(_after(text, " tim=")),
     )
-    canonical = pl.concat_str(
-        [
-            pl.lit("WAIT #"),
-            pl.col("cursor").cast(pl.String),
-            pl.lit(": nam='"),
-            "event",
-            pl.when("_spaced").then(pl.lit("' ela= ")).otherwise(pl.lit("' ela=")),
-            pl.col("ela_us").cast(pl.String),
-            pl.when(pl.col("params") == "").then(pl.lit("")).otherwise(pl.concat_str([pl.lit(" "), "params"])),
-            pl.lit(" tim="),
-            pl.col("tim").cast(pl.String),
-        ]
-    )
-    ok = (
-        (canonical == pl.col("t"))
-        & ~pl.col("event").str.contains("'", literal=True)
-        & pl.col("params").str.contains(r"^(?:[A-Za-z#_][^=']*=[^ \t]+(?: |$))*$")
-    ).fill_null(False)
-    out = out.with_columns(_ok=ok)
-    return out.filter("_ok").select(WAITS.names()), out.filter(~pl.col("_ok")).select("line", "text", "t", "family")
+    return _keep(out, ["cursor", "ela_us", "tim"], WAITS, rest)
 
 
 # ---------------------------------------------------------------------------- grammar path
@@ -376,7 +337,8 @@ def record_row(record: g.Record) -> dict[str, object]:
 def _grammar_path(rows: pl.DataFrame) -> tuple[dict[str, list[dict[str, object]]], Counter[str]]:
     out: dict[str, list[dict[str, object]]] = {name: [] for name in TABLES}
     parsed: Counter[str] = Counter()
-    for line, text, family in rows.select("line", "text", "family").iter_rows():
+    for line, text, code in rows.select("line", "text", "family").iter_rows():
+        family = FAMILIES[code]
         try:
             record = g.parse_line(g.Family(family), text)
         except g.LineError as err:
@@ -403,24 +365,21 @@ def parse_chunk(lines: pl.DataFrame, in_header: bool) -> tuple[Parsed, bool]:
     """Parse one chunk of numbered lines; returns the result and the header state at its end."""
     rows = classify(lines, in_header)
     end_in_header = bool(rows["in_header"][-1]) if rows.height else in_header
-    fam = pl.col("family")
+    rows = rows.select("line", "text", "family")
+    counts = dict(rows["family"].value_counts().iter_rows())
     ignored = Counter(
-        {
-            k.removeprefix("ignored:"): v
-            for k, v in rows.filter(fam.str.starts_with("ignored:"))["family"].value_counts().iter_rows()
-        }
+        {FAMILIES[c].removeprefix("ignored:"): n for c, n in counts.items() if FAMILIES[c].startswith("ignored:")}
     )
-    messages, rest_m = _fast_messages(rows.filter(fam == g.Family.TRANSPORT.value))
-    krs, adr, rest_s = _fast_stamps(rows.filter(fam == g.Family.STAMPS.value))
-    waits, rest_w = _fast_waits(rows.filter(fam == g.Family.WAIT.value))
-    slow = pl.concat(
-        [
-            rest_m,
-            rest_s,
-            rest_w,
-            rows.filter(fam.is_in([g.Family.LGWR.value, g.Family.HEADER.value])).select("line", "text", "t", "family"),
-        ]
-    )
+    parts = rows.partition_by("family", as_dict=True, include_key=True)
+    empty_rows = rows.clear()
+
+    def family(name: str) -> pl.DataFrame:
+        return parts.get((_CODE[name],), empty_rows)
+
+    messages, rest_m = _fast_messages(family(g.Family.TRANSPORT.value))
+    krs, adr, rest_s = _fast_stamps(family(g.Family.STAMPS.value))
+    waits, rest_w = _fast_waits(family(g.Family.WAIT.value))
+    slow = pl.concat([rest_m, rest_s, rest_w, family(g.Family.LGWR.value), family(g.Family.HEADER.value)])
     grammar_rows, parsed = _grammar_path(slow.sort("line"))
     parsed[g.Family.TRANSPORT.value] += messages.height
     parsed[g.Family.STAMPS.value] += krs.height + adr.height

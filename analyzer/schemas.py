@@ -23,9 +23,7 @@ LINES = schema(line=pl.Int64, text=pl.String)
 MESSAGES = schema(
     line=pl.Int64,
     kind=pl.String,
-    func=pl.String,
     oper=pl.String,
-    flag=pl.String,
     thread=pl.Int64,
     seq=pl.Int64,
     msgid=pl.Int64,
@@ -46,7 +44,6 @@ WAITS = schema(
     cursor=pl.Int64,
     event=pl.String,
     ela_us=pl.Int64,
-    params=pl.String,
     tim=pl.Int64,
 )
 #: log writer lines (long-write warnings, broadcast waits, adaptive sync messages)

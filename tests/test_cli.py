@@ -50,7 +50,7 @@ def test_text_report_sections() -> None:
 
 def test_json_contract() -> None:
     doc = json.loads(invoke(["analyze", PAPER, "--format", "json", "--tz", "-07:00"]).stdout)
-    assert set(doc) == {"summary", "writes", "unmatched", "files", "coverage"}
+    assert {"summary", "writes", "unmatched", "files", "coverage"} <= set(doc)
     assert all(set(w) >= WRITE_KEYS for w in doc["writes"])
     slow = [w for w in doc["writes"] if w["slow"]]
     assert [(w["msgid"], w["verdict"]) for w in slow] == [(117468, "rfs_io"), (124705, "network")]
