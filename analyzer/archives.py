@@ -34,10 +34,12 @@ KiB, MiB, GiB = 1024, 1024**2, 1024**3
 CHUNK = 1 * MiB
 
 #: what the standard library and zstandard raise on corrupt, truncated or unreadable data
+#: (zipfile raises NotImplementedError for a "version needed" or feature it does not know)
 CORRUPT_ERRORS: tuple[type[Exception], ...] = (
     OSError,
     EOFError,
     ValueError,
+    NotImplementedError,
     struct.error,
     zlib.error,
     lzma.LZMAError,
@@ -193,8 +195,7 @@ class Session:
                     size += len(chunk)
                     if self._spooled + size > self.limits.max_spool_bytes:
                         raise LimitExceeded(
-                            f"{label}: temporary spool over the limit "
-                            f"({size_text(self.limits.max_spool_bytes)})"
+                            f"{label}: temporary spool over the limit ({size_text(self.limits.max_spool_bytes)})"
                         )
                     spool.seek(0, io.SEEK_END)  # reading a nested stream may have moved it
                     spool.write(chunk)
@@ -221,14 +222,11 @@ class Region:
     start: int
     length: int
 
-    def window(self, label: str) -> Window:
-        """A new independent reader over the range."""
-        cap = self.session.limits.max_header_bytes
+    def window(self, label: str, cap: int | None = None) -> Window:
+        """A new independent reader over the range (`cap`: see Window)."""
         if self.path is None:
             spool = self.session.spool_file()
-            return Window(
-                spool, self.start, self.length, self.session.lock, label, cap, owned=False
-            )
+            return Window(spool, self.start, self.length, self.session.lock, label, cap, owned=False)
         file = open_file(self.path)
         return Window(file, self.start, self.length, threading.Lock(), label, cap, owned=True)
 
@@ -238,7 +236,11 @@ class Region:
 
 
 class Window(io.RawIOBase):
-    """A seekable view of `length` bytes of `file` from `start`; no single read above `cap`."""
+    """A seekable view of `length` bytes of `file` from `start`.
+
+    While an archive's directory or headers are read through it, `cap` refuses any single read
+    above the header size limit, before memory is taken for it.
+    """
 
     def __init__(
         self,
@@ -247,13 +249,14 @@ class Window(io.RawIOBase):
         length: int,
         lock: threading.Lock | threading.RLock,
         label: str,
-        cap: int,
+        cap: int | None,
         *,
         owned: bool,
     ) -> None:
         super().__init__()
         self._file, self._start, self._length, self._lock = file, start, length, lock
-        self._label, self._cap, self._owned, self._pos = label, cap, owned, 0
+        self._label, self._owned, self._pos = label, owned, 0
+        self.cap = cap
 
     def readable(self) -> bool:
         return True
@@ -274,19 +277,16 @@ class Window(io.RawIOBase):
     def read(self, size: int | None = -1, /) -> bytes:
         remaining = max(self._length - self._pos, 0)
         size = remaining if size is None or size < 0 else min(size, remaining)
-        if size > self._cap:
+        if self.cap is not None and size > self.cap:
             raise LimitExceeded(
-                f"{self._label}: metadata block of {size_text(size)} over the header size "
-                f"limit ({size_text(self._cap)})"
+                f"{self._label}: metadata block of {size_text(size)} over the header size limit ({size_text(self.cap)})"
             )
         with self._lock:
             self._file.seek(self._start + self._pos)
             data = self._file.read(size)
         self._pos += len(data)
         if len(data) < size:
-            raise CorruptInput(
-                f"{self._label}: truncated (data ends {size - len(data)} bytes early)"
-            )
+            raise CorruptInput(f"{self._label}: truncated (data ends {size - len(data)} bytes early)")
         return data
 
     def readinto(self, buffer: WriteableBuffer, /) -> int:
@@ -356,6 +356,12 @@ class Layer(io.RawIOBase):
             self._meter.check(self.pos, self._consumed())
         return data
 
+    def readall(self) -> bytes:
+        parts = []
+        while data := self.read(CHUNK):
+            parts.append(data)
+        return b"".join(parts)
+
     def readinto(self, buffer: WriteableBuffer, /) -> int:
         view = memoryview(buffer).cast("B")
         data = self.read(len(view))
@@ -378,9 +384,7 @@ def _xz_reader(source: Layer) -> _Reader:
 
 def _zstd_reader(source: Layer) -> _Reader:
     buffered = io.BufferedReader(source)
-    return zstandard.ZstdDecompressor().stream_reader(
-        buffered, read_across_frames=True, closefd=True
-    )
+    return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True, closefd=True)
 
 
 #: single-stream compression wrappers, by file suffix
@@ -441,7 +445,7 @@ def _open_region(region: Region, label: str) -> Layer:
 def zip_members(region: Region, label: str, wanted: Classifier) -> Iterator[Member | Refusal]:
     """List a zip archive held in a seekable region; members are opened lazily."""
     session = region.session
-    window = region.window(label)
+    window = region.window(label, session.limits.max_header_bytes)
     try:
         archive = zipfile.ZipFile(window)
     except (LimitExceeded, CorruptInput) as exc:
@@ -452,6 +456,7 @@ def zip_members(region: Region, label: str, wanted: Classifier) -> Iterator[Memb
         window.close()
         yield Refusal(label, f"corrupt or truncated zip archive ({describe(exc)})", True)
         return
+    window.cap = None  # the directory is in memory; member reads are bounded by Layer
     session.keep(window)
     for info in archive.infolist():
         try:
@@ -459,7 +464,7 @@ def zip_members(region: Region, label: str, wanted: Classifier) -> Iterator[Memb
         except LimitExceeded as exc:
             yield Refusal(label, reason_of(exc, label), True)
             return
-        if not info.is_dir():
+        if not info.filename.endswith("/"):  # a directory (ZipInfo.is_dir fails on an empty name)
             yield _zip_member(archive, info, region, member_label(label, info.filename), wanted)
 
 
@@ -471,18 +476,14 @@ def _zip_member(
         refusal = reason, False
     if refusal is None and info.flag_bits & _ZIP_ENCRYPTED:
         refusal = "encrypted member: cannot read", True
-    if refusal is None and (
-        info.flag_bits & _ZIP_PATCHED or info.compress_type not in _ZIP_METHODS
-    ):
+    if refusal is None and (info.flag_bits & _ZIP_PATCHED or info.compress_type not in _ZIP_METHODS):
         refusal = f"unsupported zip compression (method {info.compress_type})", True
     if refusal is not None:
         return Refusal(label, *refusal)
     # what the member can really have consumed: the declared size, but never past the archive end
     compressed = max(min(info.compress_size, region.length - info.header_offset), 1)
     meter = Meter(region.session, label) if info.compress_type != zipfile.ZIP_STORED else None
-    return Member(
-        label, info.filename, partial(_open_zip, archive, info, label, meter, compressed), None
-    )
+    return Member(label, info.filename, partial(_open_zip, archive, info, label, meter, compressed), None)
 
 
 def _special_file(mode: int) -> tuple[str, bool] | None:
@@ -507,16 +508,15 @@ def _open_zip(
     return Layer(inner, label, meter=meter, consumed=lambda: compressed)
 
 
-def tar_members(
-    session: Session, source: Region | Layer, label: str, wanted: Classifier
-) -> Iterator[Member | Refusal]:
+def tar_members(session: Session, source: Region | Layer, label: str, wanted: Classifier) -> Iterator[Member | Refusal]:
     """List a tar archive: in place from a region, or streamed once from a layer (a .tar.gz).
 
     A streamed tar cannot be re-read, so the members worth reading are copied to the spool as
-    they go by; the others are skipped without being stored.
+    they go by; the others are skipped without being stored. The layer, if given, is closed here.
     """
-    fileobj = source.window(label) if isinstance(source, Region) else source
-    tarinfo = _bounded_tarinfo(label, session.limits.max_header_bytes)
+    cap = session.limits.max_header_bytes
+    fileobj = source.window(label, cap) if isinstance(source, Region) else source
+    tarinfo = _bounded_tarinfo(label, cap)
     try:
         with _open_tar(fileobj, tarinfo) as tar:
             while (info := tar.next()) is not None:
@@ -594,8 +594,7 @@ def _bounded_tarinfo(label: str, cap: int) -> type[tarfile.TarInfo]:
             info = super().frombuf(buf, encoding, errors)
             if info.type in _TAR_HEADER_TYPES and info.size > cap:
                 raise LimitExceeded(
-                    f"{label}: tar header block of {size_text(info.size)} over the header "
-                    f"size limit ({size_text(cap)})"
+                    f"{label}: tar header block of {size_text(info.size)} over the header size limit ({size_text(cap)})"
                 )
             return info
 

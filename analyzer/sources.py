@@ -41,6 +41,8 @@ __all__ = ["Limits", "Skipped", "Source", "discover"]
 _ALIASES = {".tgz": ".tar.gz", ".tbz2": ".tar.bz2", ".txz": ".tar.xz"}
 _TRACE_MAP = "trace map (.trm) file: ADR metadata, nothing to parse"
 _NOT_TRACE = "not a trace file (*.trc) by its name"
+#: buffer of the streams handed out (fewer, larger reads through the decompression stages)
+_BUFFER = 128 * 1024
 #: bytes hashed to tell contents apart before a full comparison
 _HEAD = 64 * 1024
 
@@ -125,9 +127,7 @@ def _split(name: str) -> tuple[str, tuple[str, ...]]:
         if name.lower().endswith(alias) and len(name) > len(alias):
             name = name[: -len(alias)] + spelled
     suffixes: list[str] = []
-    while suffix := next(
-        (s for s in COMPRESSION_SUFFIXES if name.lower().endswith(s) and len(name) > len(s)), None
-    ):
+    while suffix := next((s for s in COMPRESSION_SUFFIXES if name.lower().endswith(s) and len(name) > len(s)), None):
         suffixes.append(suffix)
         name = name[: -len(suffix)]
     return name, tuple(suffixes)
@@ -157,10 +157,10 @@ def _discover_path(path: Path, session: Session) -> Iterator[Source | Skipped]:
     if stat.S_ISDIR(mode):
         yield from _walk(path, session)
     elif stat.S_ISREG(mode):
-        yield from _disk_file(path, label, session, explicit=True)
+        yield from _disk_file(path, label, session)
     else:  # a pipe or a device: read once, as it comes
         member = Member(label, path.name, partial(_open_disk, path, label), None)
-        yield from _expand(member, 0, session, explicit=True, rereadable=False)
+        yield from _expand(member, 0, session, rereadable=False)
 
 
 def _walk(root: Path, session: Session) -> Iterator[Source | Skipped]:
@@ -177,42 +177,44 @@ def _walk(root: Path, session: Session) -> Iterator[Source | Skipped]:
             continue
         subdirectories: list[Path] = []
         for entry in entries:
-            label = printable(entry.path)
-            if entry.is_symlink():
-                yield Skipped(label, "symbolic link: not followed")
-            elif entry.is_dir(follow_symlinks=False):
-                subdirectories.append(Path(entry.path))
-            elif not entry.is_file(follow_symlinks=False):
-                yield Skipped(label, "not a regular file (device, FIFO or socket)")
-            elif (reason := _skip_reason(entry.name)) is not None:
-                yield Skipped(label, reason)
-            else:
-                yield from _disk_file(Path(entry.path), label, session, explicit=False)
+            try:
+                yield from _walk_entry(entry, session, subdirectories)
+            except OSError as exc:  # gone, or not stat-able, since the folder was listed
+                yield Skipped(printable(entry.path), f"cannot read: {describe(exc)}", partial=True)
         pending.extend(reversed(subdirectories))
 
 
-def _disk_file(
-    path: Path, label: str, session: Session, *, explicit: bool
-) -> Iterator[Source | Skipped]:
+def _walk_entry(entry: os.DirEntry[str], session: Session, subdirectories: list[Path]) -> Iterator[Source | Skipped]:
+    """One folder entry: a file to read or to list as skipped, or a folder to walk later."""
+    label = printable(entry.path)
+    if entry.is_symlink():
+        yield Skipped(label, "symbolic link: not followed")
+    elif entry.is_dir(follow_symlinks=False):
+        subdirectories.append(Path(entry.path))
+    elif not entry.is_file(follow_symlinks=False):
+        yield Skipped(label, "not a regular file (device, FIFO or socket)")
+    elif (reason := _skip_reason(entry.name)) is not None:
+        yield Skipped(label, reason)
+    else:
+        yield from _disk_file(Path(entry.path), label, session)
+
+
+def _disk_file(path: Path, label: str, session: Session) -> Iterator[Source | Skipped]:
     try:
         size = path.stat().st_size
         archives.open_file(path).close()
     except OSError as exc:
         yield Skipped(label, f"cannot read: {describe(exc)}", partial=True)
         return
-    member = Member(
-        label, path.name, partial(_open_disk, path, label), Region(session, path, 0, size)
-    )
-    yield from _expand(member, 0, session, explicit=explicit)
+    member = Member(label, path.name, partial(_open_disk, path, label), Region(session, path, 0, size))
+    yield from _expand(member, 0, session)
 
 
 def _open_disk(path: Path, label: str) -> Layer:
     return Layer(archives.open_file(path), label)
 
 
-def _expand(
-    member: Member, depth: int, session: Session, *, explicit: bool = False, rereadable: bool = True
-) -> Iterator[Source | Skipped]:
+def _expand(member: Member, depth: int, session: Session, *, rereadable: bool = True) -> Iterator[Source | Skipped]:
     """A trace becomes a source; an archive is listed and its members expanded in turn.
 
     `depth` counts the archive and compression layers already opened to reach `member`.
@@ -244,7 +246,7 @@ def _open_stages(member: Member, suffixes: tuple[str, ...], meters: list[Meter])
 
 
 def _public_stream(stream: Callable[[], Layer]) -> BinaryIO:
-    return io.BufferedReader(stream())
+    return io.BufferedReader(stream(), _BUFFER)
 
 
 def _list_archive(
@@ -259,9 +261,7 @@ def _list_archive(
     in_place = None if compressed else member.region
     try:
         if kind == "zip":
-            listing = zip_members(
-                in_place or _spooled(stream, member.label, session), member.label, _skip_reason
-            )
+            listing = zip_members(in_place or _spooled(stream, member.label, session), member.label, _skip_reason)
         else:
             listing = tar_members(session, in_place or stream(), member.label, _skip_reason)
     except (LimitExceeded, CorruptInput) as exc:

@@ -179,8 +179,7 @@ def test_nested_archives_are_read_at_any_depth_with_chained_labels(tmp_path: Pat
     inner_zip = zip_bytes({"deep/a.trc.gz": gzip.compress(b"a\n")})
     inner_tgz = tar_bytes({"t/b.trc": b"b\n", "t/in.zip": zip_bytes({"c.trc": b"c\n"})}, "w:gz")
     outer = zip_bytes({"node1.zip": inner_zip, "node2.tar.gz": inner_tgz})
-    upload = write(tmp_path / "upload.zip", COMPRESS[".xz"](zip_bytes({"outer.zip": outer})))
-    upload = upload.rename(tmp_path / "upload.zip.xz")
+    upload = write(tmp_path / "upload.zip.xz", COMPRESS[".xz"](zip_bytes({"outer.zip": outer})))
     sources, skipped = discover([str(upload)])
     prefix = f"{upload}!outer.zip"
     assert contents(sources) == {
