@@ -27,7 +27,7 @@ golden: $(STAMP)
 	$(BIN)/python scripts/regen_golden.py
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks
+	$(BIN)/python scripts/bench.py
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -16,6 +18,7 @@ from analyzer.errors import AnalyzerError, ExitCode, NoInputError
 from analyzer.match import DEFAULT_WINDOW_S, match
 from analyzer.read import ReadStats, read_lines
 from analyzer.schemas import EVENTS, UNMATCHED, UNPARSED, WAITS, WARNINGS, WRITES, empty
+from analyzer.archives import Limits
 from analyzer.sources import Skipped, Source, discover
 from analyzer.tables import FileTables, TimeZones, build_file_tables
 
@@ -30,6 +33,8 @@ class Options:
     zones: TimeZones = field(default_factory=TimeZones)
     #: how far (s) a msgid match may stray from the host pair's typical send->receive gap
     window_s: float = DEFAULT_WINDOW_S
+    #: safety limits for archives and compressed inputs
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,9 @@ class Analysis:
 
     @property
     def exit_code(self) -> ExitCode:
-        """PARTIAL when some input could not be read to its end."""
-        return ExitCode.PARTIAL if any(f.stats.error for f in self.files) else ExitCode.OK
+        """PARTIAL when some input could not be read to its end, or was lost to a limit."""
+        lost = any(f.stats.error for f in self.files) or any(s.partial for s in self.skipped)
+        return ExitCode.PARTIAL if lost else ExitCode.OK
 
 
 ProgressHook = Callable[[str, int], None]
@@ -74,8 +80,8 @@ def read_file(source: Source, zones: TimeZones) -> FileResult:
             for lines in read_lines(stream, stats):
                 part, in_header = parse.parse_chunk(lines, in_header)
                 parts.append(part)
-    except (AnalyzerError, OSError, EOFError, ValueError) as err:
-        stats.error = f"{type(err).__name__}: {err}" if not isinstance(err, AnalyzerError) else str(err)
+    except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
+        stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
     parsed = parse.merge(parts)
     return FileResult(source, build_file_tables(source.label, source.name, parsed, zones), parsed, stats)
 
@@ -112,14 +118,19 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
         NoInputError: no trace file was found.
     """
     options = options or Options()
-    sources, skipped = discover(paths)
+    sources, skipped = discover(paths, limits=options.limits)
     if not sources:
-        raise NoInputError("no trace files found in " + ", ".join(paths))
-    files: list[FileResult] = []
-    for source in sources:
-        if progress:
-            progress(source.label, len(files))
-        files.append(read_file(source, options.zones))
+        lost = [f"{s.label}: {s.reason}" for s in skipped if s.partial]
+        why = f" ({len(lost)} input(s) could not be read; first: {lost[0]})" if lost else ""
+        raise NoInputError("no trace files found in " + ", ".join(paths) + why)
+    # polars releases the GIL, so files are read and parsed in parallel threads (both cores)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
+        futures = [pool.submit(read_file, source, options.zones) for source in sources]
+        files: list[FileResult] = []
+        for source, future in zip(sources, futures, strict=True):
+            if progress:
+                progress(source.label, len(files))
+            files.append(future.result())
     return analyze_files(files, skipped, options)
 
 

@@ -6,20 +6,23 @@ line on stderr plus a named exit code (`analyzer.errors.ExitCode`).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from analyzer import __version__
 from analyzer.api import Options, analyze
-from analyzer.errors import AnalyzerError, ExitCode
-from analyzer.report import RENDERERS, OutputFormat
+from analyzer.archives import Limits
+from analyzer.errors import AnalyzerError, ExitCode, UsageError
+from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
 from analyzer.simulate.cli import simulate_command
+from analyzer.units import parse_size
 from analyzer.tables import parse_zones
 
 app = typer.Typer(
@@ -67,8 +70,16 @@ def analyze_command(
     paths: Annotated[list[str], typer.Argument(help="Trace files, directories or globs.")],
     output_format: Annotated[
         OutputFormat,
-        typer.Option("--format", "-f", help="text (report), json (one document) or csv (the writes table)."),
+        typer.Option(
+            "--format",
+            "-f",
+            help="text (report), json (one document), csv (a table), html (one page with plots) or markdown.",
+        ),
     ] = OutputFormat.TEXT,
+    table: Annotated[
+        CsvTable,
+        typer.Option("--table", help="With --format csv: writes (one row per write) or timeline (per minute, thread)."),
+    ] = CsvTable.WRITES,
     threshold: Annotated[
         float,
         typer.Option("--threshold", min=0, help="A write is slow when its total is at least this many ms."),
@@ -96,21 +107,37 @@ def analyze_command(
         Path | None,
         typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
     ] = None,
+    max_total: Annotated[
+        str, typer.Option("--max-total-bytes", help="Stop reading archives past this much decompressed data.")
+    ] = "64GiB",
+    max_ratio: Annotated[float, typer.Option("--max-ratio", min=1, help="Largest compression ratio of a member.")] = 1000.0,
+    max_depth: Annotated[int, typer.Option("--max-depth", min=1, help="Deepest nesting of archives.")] = 8,
+    max_members: Annotated[int, typer.Option("--max-members", min=1, help="Most archive members read.")] = 100_000,
 ) -> None:
     """Match primary and standby messages and split every remote write into network and RFS time."""
     with _guard():
-        options = Options(threshold_ms=threshold, zones=parse_zones(tz or []), window_s=window)
+        if table is not CsvTable.WRITES and output_format is not OutputFormat.CSV:
+            raise UsageError("--table applies to --format csv only")
+        render = CSV_TABLES[table] if output_format is OutputFormat.CSV else RENDERERS[output_format]
+        limits = Limits(
+            max_total_bytes=parse_size(max_total, '--max-total-bytes'), max_ratio=max_ratio, max_depth=max_depth, max_members=max_members
+        )
+        options = Options(threshold_ms=threshold, zones=parse_zones(tz or []), window_s=window, limits=limits)
         result = analyze(paths, options)
         if output:
             with output.open("w", encoding="utf-8") as stream:
-                RENDERERS[output_format](result, stream, top)
+                render(result, stream, top)
         else:
-            RENDERERS[output_format](result, sys.stdout, top)
+            render(result, sys.stdout, top)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
 
 
-app.command("simulate", help="Write a realistic simulated trace set with its truth (truth.csv).")(simulate_command)
+@app.command("simulate", help="Write a realistic simulated trace set with its truth (truth.csv).")
+@functools.wraps(simulate_command)
+def _simulate(*args: Any, **kwargs: Any) -> None:
+    with _guard():
+        simulate_command(*args, **kwargs)
 
 
 def main() -> None:

@@ -14,9 +14,12 @@ from typing import BinaryIO
 
 import polars as pl
 
+from analyzer.errors import AnalyzerError
 from analyzer.schemas import LINES
 
 CHUNK_BYTES = 16 * 1024 * 1024
+#: bytes asked of the stream at a time (what a broken stream can lose)
+READ_BYTES = 64 * 1024
 #: longer lines are cut here (a trace line is < 1 KB; megabyte lines are binary junk)
 MAX_LINE_CHARS = 64 * 1024
 MAX_LINE_BYTES = 4 * MAX_LINE_CHARS
@@ -43,13 +46,19 @@ class ReadStats:
 def read_lines(stream: BinaryIO, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
     """Yield frames of (line, text) with 1-based line numbers, each about `chunk_bytes` long.
 
-    Exceptions raised by the stream (limits, corrupt archives) propagate to the caller after
-    the lines read so far have been yielded.
+    The stream is read in blocks of at most `READ_BYTES`, so when it breaks (a limit, a
+    truncated archive, an I/O error) only the block being read is lost: the error goes to
+    `stats.error` and every complete line read before it is still yielded.
     """
-    carry = b""
+    pending: list[bytes] = []
+    size = 0
     skipping = False  # inside the cut-off tail of an over-long line
     while True:
-        block = stream.read(chunk_bytes)
+        try:
+            block = stream.read(min(READ_BYTES, chunk_bytes))
+        except (AnalyzerError, OSError, EOFError) as err:
+            stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
+            break
         if not block:
             break
         stats.bytes += len(block)
@@ -58,19 +67,27 @@ def read_lines(stream: BinaryIO, stats: ReadStats, chunk_bytes: int = CHUNK_BYTE
             if end < 0:
                 continue
             block, skipping = block[end + 1 :], False
-        data = carry + block
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            carry = data
-            if len(carry) > MAX_LINE_BYTES:  # no newline for megabytes: binary junk
-                yield _to_frame(carry[:MAX_LINE_BYTES] + b"\n", stats)
-                carry, skipping = b"", True
+        pending.append(block)
+        size += len(block)
+        if size < chunk_bytes:
             continue
-        carry = data[cut + 1 :]
-        yield _to_frame(data[: cut + 1], stats)
-    if carry:
-        stats.unterminated_last_line = True
-        yield _to_frame(carry + b"\n", stats)
+        data = b"".join(pending)
+        cut = data.rfind(b"\n")
+        if cut >= 0:
+            yield _to_frame(data[: cut + 1], stats)
+            rest = data[cut + 1 :]
+        elif len(data) > MAX_LINE_BYTES:  # no newline for megabytes: binary junk
+            yield _to_frame(data[:MAX_LINE_BYTES] + b"\n", stats)
+            rest, skipping = b"", True
+        else:
+            rest = data
+        pending, size = ([rest], len(rest)) if rest else ([], 0)
+    if pending:
+        data = b"".join(pending)
+        if not data.endswith(b"\n"):
+            stats.unterminated_last_line = True
+            data += b"\n"
+        yield _to_frame(data, stats)
 
 
 def _to_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:

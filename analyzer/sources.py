@@ -313,7 +313,7 @@ class _Copy:
 
 
 def _dedupe(sources: list[Source], skipped: list[Skipped]) -> list[Source]:
-    """Keep the first copy of each content; a source unreadable from the start is skipped.
+    """Keep the first copy of each content; a source that breaks early is kept (the reader reports it).
 
     Only the first 64 KiB of each source are read; two sources whose heads match are then
     compared by a full hash, so distinct traces cost one short read each.
@@ -326,8 +326,8 @@ def _dedupe(sources: list[Source], skipped: list[Skipped]) -> list[Source]:
             continue
         try:
             copy = _Copy.of(source)
-        except (CorruptInput, LimitExceeded) as exc:
-            skipped.append(Skipped(source.label, reason_of(exc, source.label), partial=True))
+        except (CorruptInput, LimitExceeded):
+            kept.append(source)  # the lines before the damage are still worth reading
             continue
         same_key = copies.setdefault(copy.key, [])
         original = next((other for other in same_key if other.same_as(copy)), None)

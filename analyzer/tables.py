@@ -16,7 +16,7 @@ from datetime import datetime
 import polars as pl
 
 from analyzer.classify import FileInfo, classify_file
-from analyzer.errors import UsageError
+from analyzer.units import parse_offset
 from analyzer.parse import Parsed
 from analyzer.schemas import EVENTS, UTC
 
@@ -33,8 +33,9 @@ class TimeZones:
 
     def for_host(self, host: str | None) -> tuple[int, str]:
         """The offset for a host and where it came from."""
-        if host is not None and host in self.per_host:
-            return self.per_host[host], f"--tz {host}="
+        for name in (host, (host or "").split(".")[0]):  # `prim01` also names `prim01.example.com`
+            if name and name in self.per_host:
+                return self.per_host[name], f"--tz {name}="
         if self.default_min is not None:
             return self.default_min, "--tz"
         return 0, "assumed UTC (no zone in the file; use --tz)"
@@ -152,25 +153,6 @@ def _span(times: pl.Series, adr: pl.DataFrame, fallback: int) -> tuple[datetime 
     frame = pl.DataFrame({"t": [times.min(), times.max()]}, schema={"t": pl.Datetime("us")})
     utc = frame.select((pl.col("t") - pl.duration(minutes=offset)).dt.replace_time_zone("UTC").cast(UTC))["t"]
     return utc[0], utc[1]
-
-
-def parse_offset(text: str) -> int:
-    """`+05:30`, `-0700`, `+2`, `UTC`, `Z` -> minutes east of UTC.
-
-    Raises:
-        UsageError: anything else (IANA zone names are not accepted: give the offset).
-    """
-    raw = text.strip()
-    if raw.upper() in {"UTC", "Z", "GMT"}:
-        return 0
-    sign = {"+": 1, "-": -1}.get(raw[:1])
-    digits = raw[1:].replace(":", "")
-    if sign is None or not digits.isdigit() or len(digits) not in (1, 2, 4):
-        raise UsageError(f"bad time zone offset {text!r}: use +HH:MM or -HH:MM (e.g. -07:00)")
-    hours, minutes = (int(digits), 0) if len(digits) <= 2 else (int(digits[:2]), int(digits[2:]))
-    if hours > 14 or minutes >= 60:
-        raise UsageError(f"bad time zone offset {text!r}: out of range")
-    return sign * (hours * 60 + minutes)
 
 
 def parse_zones(specs: list[str]) -> TimeZones:

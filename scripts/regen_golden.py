@@ -4,8 +4,8 @@
 
 1. tests/grammar/cases/<family>/<construct>--<case>.json: what the family's lark grammar (the
    specification) makes of each line of the matching .txt file.
-2. tests/golden/<sample>.json and .txt: `dgtrace analyze` of each bundled sample (JSON document
-   and the plain-text report), run from the repository root.
+2. tests/golden/<sample>.json, .txt and .md: `dgtrace analyze` of each bundled sample (JSON document,
+   plain-text report and Markdown report), run from the repository root.
 """
 
 from __future__ import annotations
@@ -72,6 +72,18 @@ def sample_outputs(sample: str, args: list[str]) -> tuple[str, str]:
     return json.dumps(doc, indent=1, sort_keys=True) + "\n", as_text.stdout
 
 
+def sample_markdown(sample: str, args: list[str]) -> str:
+    """The Markdown report of one sample, as the CLI prints it."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    result = CliRunner().invoke(app, ["analyze", f"samples/{sample}", *args, "--format", "markdown"])
+    if result.exit_code:
+        raise SystemExit(f"analyze {sample} --format markdown failed: {result.output}")
+    return result.stdout
+
+
 def main() -> None:
     """Write every golden file."""
     os.chdir(ROOT)
@@ -83,6 +95,7 @@ def main() -> None:
         doc, text = sample_outputs(sample, args)
         (GOLDEN / f"{sample}.json").write_text(doc, encoding="utf-8")
         (GOLDEN / f"{sample}.txt").write_text(text, encoding="utf-8")
+        (GOLDEN / f"{sample}.md").write_text(sample_markdown(sample, args), encoding="utf-8")
     print(f"regenerated {len(list(CASES.glob('*/*.json')))} grammar cases and {len(SAMPLES)} sample(s)")
 
 

@@ -6,7 +6,8 @@ import csv
 import itertools
 import json
 import re
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 from analyzer.errors import UsageError
 from analyzer.simulate import SimOptions, SimResult, parse_size, runner, simulate
 from analyzer.simulate.cli import simulate_command
-from analyzer.simulate.options import parse_offset
+from analyzer.units import parse_offset
 
 GENERATIONS = ("11.2", "12.1", "19c", "23ai")
 TRUTH_HEADER = [
@@ -71,14 +72,13 @@ def us(value: str) -> int:
 
 @dataclass
 class Remote:
-    """One write as a reader following the paper's stamp rules sees it (local µs)."""
+    """One write as a reader following the paper's stamp rules sees it (host clock µs, UTC)."""
 
     t1: int = 0
     t4: int = 0
     t2: int = 0
     t3: int = 0
     io: int = 0
-    order: list[str] = field(default_factory=list)
 
 
 def read_nss(path: Path, offset: int, writes: dict[Key, Remote]) -> list[tuple[str, Key]]:
@@ -198,7 +198,7 @@ def test_refuses_a_non_empty_directory(tmp_path: Path) -> None:
         {"writes": 10, "size_bytes": 1000},
         {"format_version": "10.2"},
         {"scenario": "nope"},
-        {"primary_tz": "UTC"},
+        {"primary_tz": "Europe/Paris"},
         {"standby_tz": "+15:00"},
         {"noise": 1.5},
         {"threads": 0},
@@ -531,4 +531,36 @@ def test_parallel_threads_write_the_same_bytes(tmp_path: Path, monkeypatch: pyte
     parallel = run(tmp_path, "parallel", threads=2, writes=500)
     for a, b in zip((*serial.files, serial.truth), (*parallel.files, parallel.truth), strict=True):
         assert a.read_bytes() == b.read_bytes()
-    assert not list((tmp_path / "parallel").glob(".truth-*"))
+    assert not list((tmp_path / "parallel").glob(".*"))
+
+
+def test_a_failing_child_process_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    with pytest.raises(RuntimeError, match="simulating thread 1 failed in a child process"):
+        run(tmp_path, threads=2, writes=10)
+    assert not list((tmp_path / "set").glob(".job-*"))
+
+
+def test_msgids_are_never_reused_within_a_set(tmp_path: Path) -> None:
+    rows = read_truth(run(tmp_path, threads=3, writes=700))
+    msgids = [int(r["msgid"]) for r in rows]
+    assert len(set(msgids)) == len(msgids) == 2100
+    first = {r["thread"]: int(r["msgid"]) for r in reversed(rows)}
+    assert max(first.values()) - min(first.values()) == 2  # interleaved, like one shared counter
+
+
+def test_rfs_adr_lines_are_anchored_by_the_next_tim(tmp_path: Path) -> None:
+    result = run(tmp_path, format_version="19c", writes=1500, threads=1, standby_tz="+03:00")
+    (rfs,) = files_of(result, "rfs")
+    lines = rfs.read_text().splitlines()
+    start = lines.index(" ")
+    offsets = []  # wall clock minus tim, for every ADR line and the WAIT line after it
+    for i, line in enumerate(lines[start:], start):
+        if ADR_ISO.match(line):
+            wall = datetime.fromisoformat(line[4:].split(" ")[0])
+            wait = WAIT.match(lines[i + 1])
+            assert wait, lines[i + 1]
+            offsets.append((wall - EPOCH) // timedelta(microseconds=1) - int(wait["tim"]))
+    assert len(offsets) >= 3
+    assert max(offsets) - min(offsets) <= 20

@@ -11,7 +11,8 @@ from analyzer.attribute import attribute, tie_warnings
 from analyzer.errors import UsageError
 from analyzer.match import match
 from analyzer.parse import parse_chunk
-from analyzer.tables import TimeZones, associate, build_file_tables, parse_offset, parse_zones
+from analyzer.tables import TimeZones, associate, build_file_tables, parse_zones
+from analyzer.units import parse_offset
 from tests.conftest import lines_frame
 
 MSG = "oper='Write' flag=67111042 thrd={t} seq={s} msgid={m}"

@@ -1,4 +1,4 @@
-"""Report stage: render an `Analysis` as terminal text, JSON or CSV (a registry keyed by format)."""
+"""Report stage: render an `Analysis` as terminal text, JSON, CSV, HTML or Markdown (a registry keyed by format)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from enum import StrEnum
 from typing import TextIO
 
 from analyzer.api import Analysis
+from analyzer.insights import per_minute
+from analyzer.report.html import render_html
 from analyzer.report.machine import render_csv, render_json
-from analyzer.report.model import document
+from analyzer.report.markdown import render_markdown
+from analyzer.report.model import document, iso_frame
 from analyzer.report.text import render_text
 
 
@@ -18,6 +21,8 @@ class OutputFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
     CSV = "csv"
+    HTML = "html"
+    MARKDOWN = "markdown"
 
 
 Renderer = Callable[[Analysis, TextIO, int], None]
@@ -26,6 +31,24 @@ RENDERERS: dict[OutputFormat, Renderer] = {
     OutputFormat.TEXT: render_text,
     OutputFormat.JSON: render_json,
     OutputFormat.CSV: render_csv,
+    OutputFormat.HTML: render_html,
+    OutputFormat.MARKDOWN: render_markdown,
 }
 
-__all__ = ["RENDERERS", "OutputFormat", "document"]
+
+class CsvTable(StrEnum):
+    """Values of `--table` (which table `--format csv` prints)."""
+
+    WRITES = "writes"
+    TIMELINE = "timeline"
+
+
+def render_timeline_csv(a: Analysis, out: TextIO, top: int) -> None:
+    """Write the per-minute series (the JSON `timeline` items) as CSV."""
+    del top  # the CSV is always the full table
+    out.write(iso_frame(per_minute(a.writes)).write_csv())
+
+
+CSV_TABLES: dict[CsvTable, Renderer] = {CsvTable.WRITES: render_csv, CsvTable.TIMELINE: render_timeline_csv}
+
+__all__ = ["CSV_TABLES", "RENDERERS", "CsvTable", "OutputFormat", "document"]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 import polars as pl
 
-from analyzer import api
+from analyzer import api, insights
 from analyzer.summary import component_stats, histogram, time_shares, verdict_totals
 
 SCHEMA_VERSION = 1
@@ -17,16 +18,20 @@ UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = ("total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms")
 
 
-def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
-    """Frame rows as dicts with datetimes in ISO-8601 (UTC, `Z`)."""
-    out = df.with_columns(
+def iso_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """The frame with its datetimes in ISO-8601 (UTC, `Z`)."""
+    return df.with_columns(
         [
             pl.col(name).dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
             for name, dtype in df.schema.items()
             if isinstance(dtype, pl.Datetime)
         ]
     )
-    return out.to_dicts()
+
+
+def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """Frame rows as dicts with datetimes in ISO-8601 (UTC, `Z`)."""
+    return iso_frame(df).to_dicts()
 
 
 def _iso(value: object) -> str | None:
@@ -59,10 +64,26 @@ def notes(a: api.Analysis) -> list[str]:
     return out
 
 
+def log_switches(sw: insights.SwitchAnalysis) -> dict[str, Any]:
+    """`summary.log_switches`: each switch with the writes near it, near-vs-elsewhere latency, the finding."""
+    return {
+        "window_s": sw.window_s,
+        "switches": _rows(sw.switches),
+        "comparison": sw.comparison.to_dicts(),
+        "slow_near": sw.slow_near,
+        "slow_elsewhere": sw.slow_elsewhere,
+        "clustered": sw.clustered,
+        "interval_min": sw.interval_min,
+        "finding": sw.finding,
+    }
+
+
 def summary(a: api.Analysis, top: int) -> dict[str, Any]:
-    """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings."""
+    """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations."""
     w = a.writes
     slow = w.filter(pl.col("slow"))
+    switches = insights.analyze_log_switches(w)
+    advice = insights.recommendations(w, a.options.threshold_ms, switches, insights.oracle_versions(a))
     return {
         "schema_version": SCHEMA_VERSION,
         "threshold_ms": a.options.threshold_ms,
@@ -83,6 +104,8 @@ def summary(a: api.Analysis, top: int) -> dict[str, Any]:
         "top": _rows(w.sort("total_ms", descending=True).head(top)),
         "lgwr_warnings": _rows(a.warnings),
         "notes": notes(a),
+        "log_switches": log_switches(switches),
+        "recommendations": [asdict(r) for r in advice],
     }
 
 
@@ -123,13 +146,14 @@ def coverage(a: api.Analysis) -> list[dict[str, Any]]:
 
 
 def document(a: api.Analysis, top: int) -> dict[str, Any]:
-    """`{"summary", "writes", "unmatched", "files", "coverage"}` (see README, "Output contract")."""
+    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline"}` (see README, "Output contract")."""
     return {
         "summary": summary(a, top),
         "writes": _rows(a.writes),
         "unmatched": _rows(a.unmatched),
         "files": files(a),
         "coverage": coverage(a),
+        "timeline": _rows(insights.per_minute(a.writes)),
     }
 
 

@@ -1,8 +1,9 @@
 """Trace simulator: realistic Data Guard SYNC trace sets (NSS, LGWR, RFS) and their truth."""
 
 from analyzer.simulate.model import SCENARIOS, Profile
-from analyzer.simulate.options import FORMAT_VERSIONS, SimOptions, SimResult, parse_size
-from analyzer.simulate.writer import TRUTH_COLUMNS, simulate
+from analyzer.simulate.options import FORMAT_VERSIONS, SimOptions, SimResult
+from analyzer.units import parse_size
+from analyzer.simulate.runner import TRUTH_COLUMNS, simulate
 
 __all__ = [
     "FORMAT_VERSIONS",

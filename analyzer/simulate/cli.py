@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from analyzer.simulate.options import DEFAULT_WRITES, SimOptions, parse_size
-from analyzer.simulate.writer import simulate
+from analyzer.simulate.options import DEFAULT_WRITES, SimOptions
+from analyzer.units import parse_size
+from analyzer.simulate.runner import simulate
 
 _FROM_SCENARIO = "(default: the scenario's value)"
 
@@ -29,9 +30,7 @@ def simulate_command(
     ] = None,
     size: Annotated[
         str | None,
-        typer.Option(
-            help="Approximate total size of the trace files, e.g. 500MB (replaces --writes)."
-        ),
+        typer.Option(help="Approximate total size of the trace files, e.g. 500MB (replaces --writes)."),
     ] = None,
     threads: Annotated[int, typer.Option(help="Primary RAC threads (instances).")] = 2,
     rtt_ms: Annotated[
@@ -45,18 +44,12 @@ def simulate_command(
         float | None,
         typer.Option(help=f"Probability of a slow standby redo log write {_FROM_SCENARIO}."),
     ] = None,
-    log_switch_every: Annotated[
-        int | None, typer.Option(help=f"Writes per log sequence {_FROM_SCENARIO}.")
-    ] = None,
+    log_switch_every: Annotated[int | None, typer.Option(help=f"Writes per log sequence {_FROM_SCENARIO}.")] = None,
     standby_skew_s: Annotated[
         float, typer.Option("--standby-skew-s", help="Standby clock minus true time, seconds.")
     ] = 0.0,
-    primary_tz: Annotated[
-        str, typer.Option(help="UTC offset of the primary hosts, +HH:MM.")
-    ] = "+00:00",
-    standby_tz: Annotated[
-        str, typer.Option(help="UTC offset of the standby host, +HH:MM.")
-    ] = "+00:00",
+    primary_tz: Annotated[str, typer.Option(help="UTC offset of the primary hosts, +HH:MM.")] = "+00:00",
+    standby_tz: Annotated[str, typer.Option(help="UTC offset of the standby host, +HH:MM.")] = "+00:00",
     noise: Annotated[
         float,
         typer.Option(help="Probability that a write carries a noise item (blank or other lines)."),
@@ -84,7 +77,7 @@ def simulate_command(
     Console(stderr=True).print(
         f"simulated {result.writes:,} remote writes ({options.scenario}, {options.format_version}, "
         f"{options.threads} thread(s)): {len(result.files)} trace files, "
-        f"{result.trace_bytes / 2**20:,.1f} MB in {outdir}; truth in {result.truth}",
+        f"{result.trace_bytes:,} bytes in {outdir}; truth in {result.truth}",
         highlight=False,
         soft_wrap=True,
     )

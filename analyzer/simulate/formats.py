@@ -62,9 +62,7 @@ class Generation:
         return self.wait_template(IDLE_EVENT, _IDLE_PARAMS)
 
 
-_OPTIONS_LINE = (
-    "With the Partitioning, Real Application Clusters, Automatic Storage Management, OLAP,"
-)
+_OPTIONS_LINE = "With the Partitioning, Real Application Clusters, Automatic Storage Management, OLAP,"
 
 GENERATIONS: dict[str, Generation] = {
     "11.2": Generation(
@@ -150,7 +148,7 @@ class HostClock:
 
     def __init__(self, skew_us: int, offset_min: int, generation: Generation) -> None:
         """A clock `skew_us` ahead of true time, shown at UTC offset `offset_min`."""
-        self.skew_us = skew_us
+        self._skew = skew_us
         self._shift = offset_min * 60_000_000
         self._krs_div = 1000 if generation.stamp_digits == 3 else 1
         self._krs_fmt = f"%s.%0{generation.stamp_digits}d"
@@ -163,7 +161,7 @@ class HostClock:
 
     def printed(self, t: int) -> int:
         """The host clock's reading at true time `t`, truncated to the krs stamp resolution (µs)."""
-        reading = t + self.skew_us
+        reading = t + self._skew
         return reading - reading % self._krs_div
 
     def krs(self, reading: int) -> str:
@@ -175,7 +173,7 @@ class HostClock:
 
     def wall(self, t: int) -> str:
         """Local wall-clock time at true time `t` in the ADR format (ms, or ISO µs with offset)."""
-        sec, frac = divmod(t + self.skew_us + self._shift, 1_000_000)
+        sec, frac = divmod(t + self._skew + self._shift, 1_000_000)
         if sec != self._sec:
             self._roll(sec)
         if self._iso:

@@ -57,12 +57,7 @@ class Process:
 
 def header(generation: Generation, process: Process, clock: HostClock, t: int) -> str:
     """File header and session block of a trace file opened at true time `t`."""
-    return (
-        "\n".join(
-            (*_file_header(generation, process), *_session_block(generation, process, clock, t))
-        )
-        + "\n"
-    )
+    return "\n".join((*_file_header(generation, process), *_session_block(generation, process, clock, t))) + "\n"
 
 
 def _file_header(gen: Generation, proc: Process) -> list[str]:
@@ -72,9 +67,7 @@ def _file_header(gen: Generation, proc: Process) -> list[str]:
         lines.append(f"Version {gen.version}")
     if gen.build_label is not None:
         lines.append(f"Build label:    {gen.build_label}")
-    lines.append(
-        f"ORACLE_HOME:    {gen.oracle_home}" if gen.iso else f"ORACLE_HOME = {gen.oracle_home}"
-    )
+    lines.append(f"ORACLE_HOME:    {gen.oracle_home}" if gen.iso else f"ORACLE_HOME = {gen.oracle_home}")
     lines += [
         "System name:\tLinux",
         f"Node name:\t{proc.fqdn}",
@@ -112,8 +105,6 @@ def _session_block(gen: Generation, proc: Process, clock: HostClock, t: int) -> 
     if gen.nid and proc.client_ip:
         keys += [("CLIENT IP", proc.client_ip), ("CONNECTION ID", proc.connection_id)]
     lines = [clock.adr(t).strip("\n")]
-    lines += [
-        f"*** {key}:({value}) {clock.wall(t + 7 * (i + 1))}" for i, (key, value) in enumerate(keys)
-    ]
+    lines += [f"*** {key}:({value}) {clock.wall(t + 7 * (i + 1))}" for i, (key, value) in enumerate(keys)]
     lines.append(" ")
     return lines

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from random import Random
 from statistics import NormalDist
-from typing import NamedTuple, TypeVar
-
-from analyzer.simulate.options import SimOptions
+from typing import NamedTuple
 
 #: RFS wait events written as 10046 WAIT lines inside a write (index = event code)
 RFS_EVENTS = ("RFS write", "RFS random i/o", "RFS sequential i/o", "RFS dispatch")
@@ -28,8 +26,6 @@ IO_EVENTS = frozenset({EV_WRITE, EV_RANDOM, EV_SEQUENTIAL})
     NOISE_RFS_DISPATCH,
 ) = range(7)
 _NOISE_KINDS = 6
-
-_T = TypeVar("_T")
 
 #: fixed part of each one-way network delay (stack and NIC); keeps the RFS idle wait positive
 _MIN_ONE_WAY_US = 20
@@ -76,22 +72,6 @@ SCENARIOS: dict[str, Profile] = {
 }
 
 
-def resolve_profile(options: SimOptions) -> Profile:
-    """The scenario's profile with the command-line overrides applied."""
-    p = SCENARIOS[options.scenario]
-    return replace(
-        p,
-        rtt_ms=_given(options.rtt_ms, p.rtt_ms),
-        net_spike_rate=_given(options.net_spike_rate, p.net_spike_rate),
-        io_spike_rate=_given(options.io_spike_rate, p.io_spike_rate),
-        log_switch_every=_given(options.log_switch_every, p.log_switch_every),
-    )
-
-
-def _given(override: _T | None, default: _T) -> _T:
-    return default if override is None else override
-
-
 class Write(NamedTuple):
     """One remote write; times are true µs since the Unix epoch (no host clock applied)."""
 
@@ -117,9 +97,13 @@ class Write(NamedTuple):
 class ThreadModel:
     """Draws the writes of one primary thread: one NSS, one outstanding write at a time."""
 
-    def __init__(self, profile: Profile, rng: Random, start_us: int, noise: float) -> None:
-        """Prepare a thread whose first send happens at `start_us`."""
+    def __init__(self, profile: Profile, rng: Random, start_us: int, noise: float, msgids: tuple[int, int]) -> None:
+        """Prepare a thread whose first send happens at `start_us`.
+
+        `msgids` is (first, step): threads of a set interleave their msgids, so none is used twice.
+        """
         self._p = profile
+        self._msgids = msgids
         self._rng = rng
         self._start = start_us
         self._noise = noise
@@ -130,7 +114,7 @@ class ThreadModel:
         """Yield writes forever; the caller stops when its budget is reached."""
         rng = self._rng
         seq = rng.randrange(900, 4000)
-        msgid = rng.randrange(10_000, 200_000)
+        msgid, step = self._msgids
         in_log = 0
         since_switch = self._p.switch_writes  # the first log of the set did not just switch
         t = self._start
@@ -141,7 +125,7 @@ class ThreadModel:
             yield write
             in_log += 1
             since_switch += 1
-            msgid += 1 if rng.random() >= 0.01 else rng.randint(2, 5)
+            msgid += step if rng.random() >= 0.01 else step * rng.randint(2, 5)
             t = write.t4 + 20 + int(_EXP[self._bits(_BITS)] * self._p.gap_ms * 1000.0)
 
     def _write(self, t1: int, seq: int, msgid: int, since_switch: int) -> Write:
@@ -157,9 +141,7 @@ class ThreadModel:
         lgwr_end = (t4 if t4 > local_end else local_end) + 20 + int(40.0 * _EXP[bits(_BITS)])
         new_log = since_switch == 0
         elapsed = lgwr_end - lgwr_start
-        return Write(
-            seq, msgid, size_kb, new_log, noise, t1, t2, t3, t4, waits, lgwr_start, elapsed
-        )
+        return Write(seq, msgid, size_kb, new_log, noise, t1, t2, t3, t4, waits, lgwr_start, elapsed)
 
     def _network(self, size_kb: int) -> tuple[int, int]:
         """One-way delays (request with its redo, reply), with jitter and rare spikes."""

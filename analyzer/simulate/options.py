@@ -7,36 +7,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.errors import UsageError
+from analyzer.units import parse_offset, parse_size
+from analyzer.simulate.formats import GENERATIONS
+from analyzer.simulate.model import SCENARIOS
 
-#: Oracle generations the simulator can write (see formats.GENERATIONS)
-FORMAT_VERSIONS = ("11.2", "12.1", "19c", "23ai")
-#: scenario presets (see model.SCENARIOS)
-SCENARIO_NAMES = ("baseline", "standby-io", "network", "log-switch", "mixed")
+#: Oracle generations the simulator can write
+FORMAT_VERSIONS = tuple(GENERATIONS)
+#: scenario presets
+SCENARIO_NAMES = tuple(SCENARIOS)
 #: remote writes per primary thread when neither `writes` nor `size_bytes` is given
 DEFAULT_WRITES = 1000
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
-
-
-def parse_size(text: str) -> int:
-    """Turn `500MB`, `2GB`, `1.5G` or `65536` into bytes (binary units: 1 MB = 2**20 bytes)."""
-    match = _SIZE.match(text)
-    if match is None:
-        raise UsageError(f"--size: cannot read {text!r}; write e.g. 500MB or 2GB")
-    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-
-
-def parse_offset(text: str) -> int:
-    """Turn a UTC offset `+HH:MM` / `-HH:MM` into minutes east of UTC."""
-    match = _OFFSET.match(text)
-    if match is None:
-        raise UsageError(f"time zone {text!r}: write a UTC offset such as +02:00 or -07:00")
-    minutes = int(match.group(2)) * 60 + int(match.group(3))
-    if minutes > 14 * 60 or int(match.group(3)) >= 60:
-        raise UsageError(f"time zone {text!r} is out of range (-14:00 .. +14:00)")
-    return -minutes if match.group(1) == "-" else minutes
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,4 @@
-"""Text of each remote write in the NSS, RFS and LGWR traces, printed from the model's true times.
-
-Each `record` method appends lines to its file's buffer and returns the printed readings
-(host clock µs, truncated like the stamps) that truth.csv is computed from.
-"""
+"""Text of each remote write in the NSS, RFS and LGWR traces, printed from the model's true times."""
 
 from __future__ import annotations
 
@@ -31,7 +27,11 @@ _ADR_LAG_US = 9
 
 
 class _ProcessText:
-    """Shared state of one trace file: its buffer, host clock and ADR cadence."""
+    """Shared state of one trace file: its buffer, host clock and ADR cadence.
+
+    `record` methods append a write's lines to the buffer and return the printed readings (host clock µs,
+    truncated like the stamps) that truth.csv is computed from.
+    """
 
     def __init__(self, clock: HostClock, out: list[str], start: int) -> None:
         self._clock = clock
@@ -51,9 +51,7 @@ class _ProcessText:
 class NssText(_ProcessText):
     """Event 16410 client lines of one NSS (or LNS) process: send stamp below, ack stamp above."""
 
-    def __init__(
-        self, gen: Generation, clock: HostClock, thread: int, out: list[str], start: int
-    ) -> None:
+    def __init__(self, gen: Generation, clock: HostClock, thread: int, out: list[str], start: int) -> None:
         """Lines for primary `thread`, appended to `out`; the session started at `start`."""
         super().__init__(clock, out, start)
         self._thread = thread
@@ -87,7 +85,10 @@ class NssText(_ProcessText):
 
 
 class RfsText(_ProcessText):
-    """Event 16410 server lines of one RFS process with its 10046 WAIT lines."""
+    """Event 16410 server lines of one RFS process with its 10046 WAIT lines.
+
+    ADR lines go only before WAIT lines, so each one is anchored by the `tim` right after it.
+    """
 
     def __init__(
         self,
@@ -108,9 +109,7 @@ class RfsText(_ProcessText):
         self._info_sfx = gen.krs_suffix("krsr.c", done_line + 3807) + "\n"
         self._waits = gen.rfs_wait_templates()
         self._idle = gen.idle_template()
-        self._cf_read = gen.wait_template(
-            "control file sequential read", "file#=0 block#=1 blocks=1"
-        )
+        self._cf_read = gen.wait_template("control file sequential read", "file#=0 block#=1 blocks=1")
         self._recv = self._done = ""
         self._prev_t3 = start
 
@@ -123,19 +122,17 @@ class RfsText(_ProcessText):
         self._between(w)
         out, clock, waits, shift = self._out, self._clock, self._waits, self._tim_shift
         blank = "\n" if w.noise == NOISE_RFS_BLANKS else ""
-        if w.t2 >= self._next_adr:
-            self._adr(w.t2)
         q2, q3 = clock.printed(w.t2), clock.printed(w.t3)
         out.append(f"{self._recv}{w.msgid}\n{blank}*** {clock.krs(q2)}{self._recv_sfx}{blank}")
         io = 0
         for event, ela, end in w.waits:
+            if end >= self._next_adr:
+                self._adr(end)
             out.append(waits[event] % (ela, end + shift))
             if blank:
                 out.append(blank)
             if event in IO_EVENTS:
                 io += ela
-        if w.t3 >= self._next_adr:
-            self._adr(w.t3)
         out.append(f"{self._done}{w.msgid}\n{blank}*** {clock.krs(q3)}{self._done_sfx}")
         self._prev_t3 = w.t3
         return q2, q3, io
@@ -148,7 +145,7 @@ class RfsText(_ProcessText):
             pick = f"krsr_srl_pick: Standby log LNO:{lno} chosen for T-{self._thread}.S-{w.seq}"
             out.append(self._stamped(prev + 4, self._info_sfx, pick))
         if w.noise == NOISE_RFS_MESSAGE:
-            progress = f"krsr_rfs_progress: T-{self._thread}.S-{w.seq} through msgid {w.msgid - 1}"
+            progress = f"krsr_rfs_progress: T-{self._thread}.S-{w.seq} last write {w.size_kb} KB"
             out.append(self._stamped(prev + 6, self._info_sfx, progress))
         elif w.noise == NOISE_RFS_WAIT:
             out.append(self._cf_read % (5, prev + 11 + self._tim_shift))

@@ -1,27 +1,60 @@
-"""Streams a simulated trace set to disk in bounded memory: traces, truth.csv, scenario.json."""
+"""Streams the three trace files of one primary thread and its truth rows in bounded memory."""
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from random import Random
 
-from analyzer.errors import UsageError
-from analyzer.simulate.formats import GENERATIONS, Generation, HostClock
+from analyzer.simulate.formats import Generation, HostClock
 from analyzer.simulate.headers import Process, header
-from analyzer.simulate.model import Profile, ThreadModel, Write, resolve_profile
-from analyzer.simulate.options import SimOptions, SimResult, parse_offset
+from analyzer.simulate.model import Profile, ThreadModel, Write
+from analyzer.simulate.options import SimOptions
+from analyzer.units import parse_offset
 from analyzer.simulate.records import LgwrText, NssText, RfsText
 
-TRUTH_COLUMNS = "thread,seq,msgid,sent_at,total_ms,network_ms,rfs_ms,rfs_io_ms,rfs_other_ms,verdict"
-PRIMARY_DB, STANDBY_DB = "sales", "salesdr"
 #: writes generated between two flushes (and size checks): about 200 KB of text
 BATCH = 256
+
+
+@dataclass(frozen=True)
+class SetPlan:
+    """Settings shared by every thread of one trace set."""
+
+    options: SimOptions
+    generation: Generation
+    profile: Profile
+    #: true µs of the set's first send (threads start within 50 ms of it)
+    start: int
+    standby_skew_us: int
+    #: RFS `tim` = true µs + tim_shift (epoch with skew, or a host counter)
+    tim_shift: int
+    #: msgid of thread 1's first write; thread n starts n - 1 later and all step by the thread count
+    first_msgid: int
+
+
+@dataclass(frozen=True)
+class ThreadJob:
+    """One primary thread to simulate: its processes and where its files go."""
+
+    plan: SetPlan
+    thread: int
+    #: NSS (or LNS), LGWR, RFS
+    processes: tuple[Process, Process, Process]
+    outdir: Path
+
+    @property
+    def job_file(self) -> Path:
+        """This job, pickled for a child process."""
+        return self.outdir / f".job-{self.thread}.pickle"
+
+    @property
+    def truth_part(self) -> Path:
+        """Truth rows of this thread, joined into truth.csv afterwards."""
+        return self.outdir / f".truth-{self.thread}.part"
 
 
 class ChunkWriter:
@@ -30,7 +63,6 @@ class ChunkWriter:
     def __init__(self, path: Path) -> None:
         """Create (truncate) `path`."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
         self.parts: list[str] = []
         self.bytes = 0
         self._file = path.open("wb")
@@ -72,115 +104,6 @@ class _UtcText:
 
 
 @dataclass(frozen=True)
-class _SetPlan:
-    """Settings shared by every thread of one trace set."""
-
-    options: SimOptions
-    generation: Generation
-    profile: Profile
-    start: int
-    standby_skew_us: int
-    tim_shift: int
-
-
-def simulate(outdir: Path, options: SimOptions) -> SimResult:
-    """Write a trace set with its truth under `outdir`, which must be new or empty."""
-    _prepare(outdir)
-    plan = _plan(options)
-    set_rng = Random(f"{options.seed}:set")
-    files: list[Path] = []
-    writes = trace_bytes = 0
-    with _chunk_writer(outdir / "truth.csv") as truth:
-        truth.parts.append(TRUTH_COLUMNS + "\n")
-        for thread in range(1, options.threads + 1):
-            processes = _processes(options, thread, set_rng)
-            done, written = _run_thread(plan, thread, processes, outdir, truth)
-            files += [outdir / p.trace_dir / p.file_name for p in processes]
-            writes += done
-            trace_bytes += written
-    result = SimResult(
-        tuple(files), outdir / "truth.csv", outdir / "scenario.json", writes, trace_bytes
-    )
-    _write_scenario(plan, result, outdir)
-    return result
-
-
-def _prepare(outdir: Path) -> None:
-    if outdir.exists() and (not outdir.is_dir() or any(outdir.iterdir())):
-        raise UsageError(f"{outdir} exists and is not an empty directory; choose a new one")
-    outdir.mkdir(parents=True, exist_ok=True)
-
-
-def _plan(options: SimOptions) -> _SetPlan:
-    gen = GENERATIONS[options.format_version]
-    rng = Random(f"{options.seed}:clock")
-    start = int(gen.start.timestamp()) * 1_000_000 + rng.randrange(6 * 3600 * 1_000_000)
-    skew = round(options.standby_skew_s * 1_000_000)
-    # Linux up to 12.1: tim is the standby's gettimeofday(); later: a counter since some boot
-    tim_shift = skew if gen.epoch_tim else rng.randrange(10**11, 9 * 10**12) - start
-    return _SetPlan(options, gen, resolve_profile(options), start, skew, tim_shift)
-
-
-def _processes(options: SimOptions, thread: int, rng: Random) -> tuple[Process, Process, Process]:
-    """The NSS and LGWR of primary instance `thread`, and the RFS serving it on the standby."""
-    sender = "NSS2" if options.sender == "nss" else "LNS1"
-    nss = _background(thread, sender, rng.randrange(30, 60), rng)
-    lgwr = _background(thread, "LGWR", rng.randrange(10, 30), rng)
-    rfs = Process(
-        host="stby01",
-        db=STANDBY_DB,
-        sid=f"{STANDBY_DB}1",
-        pname="rfs",
-        image="",
-        pid=rng.randrange(2000, 99_999),
-        number=rng.randrange(60, 400),
-        thread=1,
-        session=f"{rng.randrange(100, 5000)}.{rng.randrange(1, 60000)}",
-        service="SYS$USERS",
-        module=f"oracle@{nss.host} ({sender})",
-        client_ip=f"10.20.30.{10 + thread}",
-        connection_id=base64.b64encode(rng.randbytes(16)).decode("ascii"),
-    )
-    return nss, lgwr, rfs
-
-
-def _background(thread: int, name: str, number: int, rng: Random) -> Process:
-    """A background process (NSS2, LNS1, LGWR) of primary instance `thread`."""
-    return Process(
-        host=f"prim{thread:02d}",
-        db=PRIMARY_DB,
-        sid=f"{PRIMARY_DB}{thread}",
-        pname=name.lower(),
-        image=name,
-        pid=rng.randrange(2000, 99_999),
-        number=number,
-        thread=thread,
-        session=f"{rng.randrange(100, 2000)}.{rng.randrange(1, 60000)}",
-        service="SYS$BACKGROUND",
-        module="",
-    )
-
-
-def _run_thread(
-    plan: _SetPlan,
-    thread: int,
-    processes: tuple[Process, Process, Process],
-    outdir: Path,
-    truth: ChunkWriter,
-) -> tuple[int, int]:
-    """Simulate one primary thread until its budget is spent; return (writes, trace bytes)."""
-    opts = plan.options
-    rng = Random(f"{opts.seed}:thread:{thread}")
-    first_send = plan.start + rng.randrange(50_000)
-    budget = None if opts.size_bytes is None else opts.size_bytes // opts.threads
-    with ExitStack() as stack:
-        texts = _open_thread(plan, thread, processes, outdir, stack, rng, first_send)
-        model = ThreadModel(plan.profile, rng, first_send, opts.noise)
-        done = _stream(texts, model, truth, opts.writes_per_thread, budget)
-    return done, texts.bytes
-
-
-@dataclass(frozen=True)
 class _ThreadTexts:
     """The three trace files of one thread and the objects that print into them."""
 
@@ -196,18 +119,26 @@ class _ThreadTexts:
         return sum(f.bytes for f in self.files)
 
 
-def _open_thread(
-    plan: _SetPlan,
-    thread: int,
-    processes: tuple[Process, Process, Process],
-    outdir: Path,
-    stack: ExitStack,
-    rng: Random,
-    first_send: int,
-) -> _ThreadTexts:
-    """Create the NSS, LGWR and RFS files of `thread` with their headers."""
-    opts, gen = plan.options, plan.generation
-    primary, standby = parse_offset(opts.primary_tz), parse_offset(opts.standby_tz)
+def run_thread(job: ThreadJob) -> tuple[int, int]:
+    """Simulate one primary thread until its budget is spent; return (writes, trace bytes)."""
+    opts = job.plan.options
+    rng = Random(f"{opts.seed}:thread:{job.thread}")
+    first_send = job.plan.start + rng.randrange(50_000)
+    budget = None if opts.size_bytes is None else opts.size_bytes // opts.threads
+    with ExitStack() as stack:
+        texts = _open_thread(job, stack, rng, first_send)
+        truth = stack.enter_context(_chunk_writer(job.truth_part))
+        msgids = (job.plan.first_msgid + job.thread - 1, opts.threads)
+        model = ThreadModel(job.plan.profile, rng, first_send, opts.noise, msgids)
+        done = _stream(texts, model, truth, opts.writes_per_thread, budget)
+    return done, texts.bytes
+
+
+def _open_thread(job: ThreadJob, stack: ExitStack, rng: Random, first_send: int) -> _ThreadTexts:
+    """Create the NSS, LGWR and RFS files of the job's thread with their headers."""
+    plan, thread = job.plan, job.thread
+    gen = plan.generation
+    primary, standby = parse_offset(plan.options.primary_tz), parse_offset(plan.options.standby_tz)
     clocks = (
         HostClock(0, primary, gen),
         HostClock(0, primary, gen),
@@ -219,16 +150,14 @@ def _open_thread(
         nss_start - rng.randrange(3_600, 30 * 3_600) * 1_000_000,  # LGWR: instance startup
         nss_start + rng.randrange(5_000, 40_000),  # RFS: started when NSS connected
     )
-    files = tuple(
-        stack.enter_context(_chunk_writer(outdir / p.trace_dir / p.file_name)) for p in processes
-    )
-    for file, process, clock, start in zip(files, processes, clocks, starts, strict=True):
+    files = tuple(stack.enter_context(_chunk_writer(job.outdir / p.trace_dir / p.file_name)) for p in job.processes)
+    for file, process, clock, start in zip(files, job.processes, clocks, starts, strict=True):
         file.parts.append(header(gen, process, clock, start))
     return _ThreadTexts(
         thread,
         (files[0], files[1], files[2]),
         NssText(gen, clocks[0], thread, files[0].parts, nss_start),
-        LgwrText(clocks[1], opts.lgwr_warning_ms, files[1].parts),
+        LgwrText(clocks[1], plan.options.lgwr_warning_ms, files[1].parts),
         RfsText(gen, clocks[2], thread, files[2].parts, starts[2], plan.tim_shift),
     )
 
@@ -272,17 +201,3 @@ def _truth_row(thread: int, w: Write, sent_at: str, total: int, rfs: int, io: in
         f"{thread},{w.seq},{w.msgid},{sent_at},{total / 1000:.3f},{network / 1000:.3f},"
         f"{rfs / 1000:.3f},{io / 1000:.3f},{other / 1000:.3f},{verdict}\n"
     )
-
-
-def _write_scenario(plan: _SetPlan, result: SimResult, outdir: Path) -> None:
-    start = datetime.fromtimestamp(plan.start / 1_000_000, UTC).isoformat()
-    document = {
-        "options": asdict(plan.options),
-        "profile": asdict(plan.profile),
-        "start_utc": start,
-        "files": [f.relative_to(outdir).as_posix() for f in result.files],
-        "truth": result.truth.name,
-        "writes": result.writes,
-        "trace_bytes": result.trace_bytes,
-    }
-    result.scenario.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,434 @@
+"""Findings on the writes table for people: log-switch correlation, per-minute series, verdict, recommendations."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import polars as pl
+
+from analyzer import api
+from analyzer.schemas import UTC, schema
+from analyzer.summary import component_stats, time_shares
+
+#: a write is near a log switch when it was sent within this many seconds of one on its thread
+SWITCH_WINDOW_S = 2.0
+#: ... but never more than this fraction of the median time between two switches of a thread
+WINDOW_PER_INTERVAL = 0.1
+#: slow writes cluster at log switches when at least this many are near one ...
+CLUSTER_MIN_SLOW = 2
+#: ... and writes near a switch are slow at least this many times as often as the other writes
+CLUSTER_LIFT = 3.0
+#: a component drives the slow writes when it holds at least this share of slow-write time
+MAJOR_SHARE = 0.4
+#: the MAA paper's redo log sizing target: a log lasts at least this long at the peak redo rate
+LOG_MINUTES = 20
+COMPONENTS = ("network", "rfs_io", "rfs_other")
+#: how sentences name each component
+NAMES = {"network": "network", "rfs_io": "standby I/O (RFS write)", "rfs_other": "other RFS time"}
+SERIES_COMPONENTS = ("total", "network", "rfs_io", "rfs_other")
+SWITCHES = schema(thread=pl.Int64, from_seq=pl.Int64, to_seq=pl.Int64, at=UTC)
+#: latency of the writes near a log switch against the others
+COMPARISON = schema(
+    writes=pl.String,
+    count=pl.Int64,
+    slow=pl.Int64,
+    slow_rate=pl.Float64,
+    p50_ms=pl.Float64,
+    p99_ms=pl.Float64,
+    max_ms=pl.Float64,
+    rfs_io_p99_ms=pl.Float64,
+)
+#: per-minute series: `timeline` in --format json and `--format csv --table timeline`
+TIMELINE = schema(
+    minute=UTC,
+    thread=pl.Int64,
+    writes=pl.Int64,
+    slow_writes=pl.Int64,
+    **{f"{c}_{p}_ms": pl.Float64 for c in SERIES_COMPONENTS for p in ("p50", "p99")},
+)
+
+
+def log_switches(writes: pl.DataFrame) -> pl.DataFrame:
+    """One row per change of `seq` between consecutive writes of a thread; `at` is the first write of the new log."""
+    return (
+        writes.sort("thread", "sent_at", "msgid")
+        .select("thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("thread"))
+        .filter(pl.col("seq") != pl.col("from_seq"))
+        .select("thread", "from_seq", to_seq="seq", at="sent_at")
+        .cast(SWITCHES)
+    )
+
+
+def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> pl.DataFrame:
+    """The writes by send time with `switch_at`: the nearest log switch of their thread within the window, else null."""
+    marks = switches.select("thread", switch_at="at").sort("switch_at")
+    return writes.sort("sent_at").join_asof(
+        marks,
+        left_on="sent_at",
+        right_on="switch_at",
+        by="thread",
+        strategy="nearest",
+        tolerance=timedelta(seconds=window_s),
+        check_sortedness=False,
+    )
+
+
+@dataclass(frozen=True)
+class SwitchAnalysis:
+    """Log switches, the latency of writes near them against the rest, and whether slow writes cluster there."""
+
+    window_s: float
+    #: SWITCHES plus writes_near, slow_near, max_total_ms
+    switches: pl.DataFrame
+    #: one row for writes near a switch, one for the others: count, slow, slow_rate, p50/p99/max ms, rfs_io p99
+    comparison: pl.DataFrame
+    slow_near: int
+    slow_elsewhere: int
+    clustered: bool
+    #: median minutes between two log switches of a thread (None with fewer than two on every thread)
+    interval_min: float | None
+    finding: str
+
+
+def _latency_row(name: str, part: pl.DataFrame) -> dict[str, Any]:
+    stats = {row["component"]: row for row in component_stats(part).iter_rows(named=True)}
+    slow = int(part["slow"].sum())
+    return {
+        "writes": name,
+        "count": part.height,
+        "slow": slow,
+        "slow_rate": slow / part.height if part.height else None,
+        "p50_ms": stats["total"]["p50"],
+        "p99_ms": stats["total"]["p99"],
+        "max_ms": stats["total"]["max"],
+        "rfs_io_p99_ms": stats["rfs_io"]["p99"],
+    }
+
+
+def _is_cluster(near: Mapping[str, Any], rest: Mapping[str, Any]) -> bool:
+    if near["slow"] < CLUSTER_MIN_SLOW or not rest["count"]:
+        return False
+    return bool(near["slow_rate"] >= CLUSTER_LIFT * rest["slow_rate"])
+
+
+def _interval_min(switches: pl.DataFrame) -> float | None:
+    gaps = switches.sort("thread", "at").select(pl.col("at").diff().over("thread").dt.total_seconds() / 60.0)
+    value = gaps.to_series().drop_nulls().median()
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _finding(switches: int, near: Mapping[str, Any], rest: Mapping[str, Any], clustered: bool, window_s: float) -> str:
+    if not switches:
+        return "No log switch (change of seq on a thread) among the matched writes."
+    slow = near["slow"] + rest["slow"]
+    within = (
+        f"{near['slow']} of {_n(slow, 'slow write')} were sent within {window_s:.3g} s"
+        f" of one of {switches} log switch(es)"
+    )
+    if not clustered:
+        return f"Slow writes do not cluster at log switches: {within}."
+    return (
+        f"Slow writes cluster at log switches: {within}; {near['slow_rate']:.0%} of the writes near a switch were"
+        f" slow against {rest['slow_rate']:.1%} elsewhere (the MAA paper's Figure 3 effect)."
+    )
+
+
+def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> SwitchAnalysis:
+    """Find log switches, compare writes near them with the rest, and decide whether slow writes cluster there.
+
+    The window shrinks to a tenth of the median time between switches when logs switch every few seconds.
+    """
+    switches = log_switches(writes)
+    interval = _interval_min(switches)
+    if interval is not None:
+        window_s = min(window_s, interval * 60.0 * WINDOW_PER_INTERVAL)
+    flagged = flag_near_switch(writes, switches, window_s)
+    near_flag = pl.col("switch_at").is_not_null()
+    per_switch = (
+        flagged.filter(near_flag)
+        .group_by("thread", "switch_at")
+        .agg(
+            writes_near=pl.len().cast(pl.Int64),
+            slow_near=pl.col("slow").sum().cast(pl.Int64),
+            max_total_ms=pl.col("total_ms").max(),
+        )
+    )
+    near = _latency_row("near a log switch", flagged.filter(near_flag))
+    rest = _latency_row("elsewhere", flagged.filter(~near_flag))
+    clustered = _is_cluster(near, rest)
+    return SwitchAnalysis(
+        window_s=window_s,
+        switches=switches.join(per_switch, left_on=["thread", "at"], right_on=["thread", "switch_at"], how="left"),
+        comparison=pl.DataFrame([near, rest], schema=COMPARISON),
+        slow_near=near["slow"],
+        slow_elsewhere=rest["slow"],
+        clustered=clustered,
+        interval_min=interval,
+        finding=_finding(switches.height, near, rest, clustered, window_s),
+    )
+
+
+def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.DataFrame:
+    """The `top` slowest writes with `switch_at` (the log switch they were sent near, else null)."""
+    flagged = flag_near_switch(writes, switches.switches, switches.window_s)
+    return flagged.sort("total_ms", "sent_at", "msgid", descending=[True, False, False]).head(top)
+
+
+def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
+    """Per minute and thread: writes, slow writes, p50 and p99 (nearest rank) of each component."""
+    percentiles = [
+        pl.col(f"{c}_ms").quantile(q, "nearest").alias(f"{c}_{p}_ms")
+        for c in SERIES_COMPONENTS
+        for p, q in (("p50", 0.5), ("p99", 0.99))
+    ]
+    return (
+        writes.group_by(pl.col("sent_at").dt.truncate("1m").alias("minute"), "thread")
+        .agg(*percentiles, writes=pl.len(), slow_writes=pl.col("slow").sum())
+        .select(TIMELINE.names())
+        .cast(TIMELINE)
+        .sort("minute", "thread")
+    )
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def verdict_sentence(writes: pl.DataFrame, threshold_ms: float) -> str:
+    """Where the time went, in one sentence with its numbers (slow writes, else all writes)."""
+    shares = time_shares(writes)
+    if not shares:
+        return "No remote write was matched: there is no breakdown to give."
+    (first, share), *rest = sorted(shares.items(), key=lambda kv: -kv[1])
+    slow = int(writes["slow"].sum())
+    scope = (
+        f"slow-write time ({_n(slow, 'write')} >= {threshold_ms:g} ms)"
+        if slow
+        else f"write time (no write reached {threshold_ms:g} ms)"
+    )
+    others = ", ".join(f"{NAMES[k]} {v:.0%}" for k, v in rest)
+    return f"{share:.0%} of {scope} was {NAMES[first]}; {others}."
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """One piece of advice (the MAA paper's best practice) with the numbers that triggered it."""
+
+    id: str
+    title: str
+    #: the numbers, in a sentence
+    evidence: str
+    advice: str
+    #: the same numbers, for machines
+    metrics: dict[str, float | int | None]
+
+
+#: per component driving the slow writes: (id, title, advice) in the MAA paper's words
+ADVICE: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "rfs_io": (
+        (
+            "standby-redo-logs",
+            "Standby redo logs: a single member each, on the fastest disk group",
+            "It is critical for performance that standby redo log groups contain only a single member: place"
+            " single-member standby redo log groups in the fastest available disk group, so that standby log file"
+            " write times are comparable to log file I/O on the primary. Size them exactly as the online redo logs,"
+            " with one more group per thread than the online logs. Check the standby storage with iostat -x"
+            " (%util near 100% or avgqu-sz above 1 means the device is saturated), and look for other databases"
+            " sharing it.",
+        ),
+        (
+            "fast-sync",
+            "Consider Fast Sync (SYNC NOAFFIRM)",
+            "With Fast Sync (SYNC NOAFFIRM on the standby destination) the standby acknowledges the primary as soon"
+            " as it has received the redo in memory, without waiting for the write to the standby redo log: standby"
+            " I/O, and its outliers, leave the round trip. Trade-off: a very small exposure to data loss if the"
+            " primary and the standby both fail within milliseconds of each other, before the standby I/O completes."
+            " Fast Sync needs Oracle Database 12c or later and must be enabled explicitly (the default is SYNC"
+            " AFFIRM).",
+        ),
+    ),
+    "network": (
+        (
+            "network",
+            "Network: socket buffers at 3 x BDP, SDU 65535, and the network path",
+            "Set the TCP send and receive socket buffers to 3 x the bandwidth-delay product (BDP = bandwidth x"
+            " round-trip latency) with RECV_BUF_SIZE and SEND_BUF_SIZE in the Oracle Net alias used for redo"
+            " transport and in the standby listener (raise net.core.rmem_max and net.core.wmem_max on Linux to allow"
+            " them). Set SDU=65535 in tnsnames.ora and listener.ora, or DEFAULT_SDU_SIZE=65535 in sqlnet.ora. Then"
+            " check the network path end to end: its slowest segment, switch or interface limits the bandwidth, and"
+            " inconsistent network response is the most common network problem.",
+        ),
+    ),
+    "rfs_other": (
+        (
+            "standby-cpu",
+            "Standby CPU for RFS",
+            "Time inside RFS that is not a standby redo log write points at the standby host: RFS needs sufficient"
+            " CPU to write to the standby redo logs efficiently. Check the standby's CPU load and run queue"
+            " (OSWatcher, vmstat) at the times of the slow writes, and other work sharing the standby host.",
+        ),
+    ),
+}
+REDO_LOG_SIZE = (
+    "redo-log-size",
+    "Fewer log switches: larger redo logs",
+    "Size the online redo logs, and the standby redo logs exactly the same, at 4 GB or at least the peak redo rate"
+    f" per minute x {LOG_MINUTES} minutes (MAA: up to 5 MB/s 4 GB, up to 25 MB/s 16 GB, up to 50 MB/s 32 GB,"
+    " above 50 MB/s 64 GB), from the peak redo rate in AWR, not an average. At each log switch RFS updates the"
+    " standby redo log headers and switches to a new standby redo log, the standby takes a full checkpoint and"
+    " archives the previous log: remote writes slow down at every switch.",
+)
+
+
+def _component_metrics(writes: pl.DataFrame, component: str, share: float) -> dict[str, float | int | None]:
+    slow = writes.filter(pl.col("slow"))
+    stats = component_stats(writes).filter(pl.col("component") == component).row(0, named=True)
+    return {
+        "share": round(share, 4),
+        "component_ms": round(float(slow[f"{component}_ms"].sum()), 3),
+        "slow_total_ms": round(float(slow["total_ms"].sum()), 3),
+        "slow_writes": slow.height,
+        "largest_in": int((slow["verdict"] == component).sum()),
+        "p50_ms": stats["p50"],
+        "p99_ms": stats["p99"],
+        "max_ms": stats["max"],
+    }
+
+
+def _component_evidence(component: str, m: Mapping[str, Any], threshold_ms: float) -> str:
+    return (
+        f"{NAMES[component]} was {m['share']:.0%} of slow-write time ({m['component_ms']:,.1f} of"
+        f" {m['slow_total_ms']:,.1f} ms over {_n(m['slow_writes'], 'write')} >= {threshold_ms:g} ms) and the largest"
+        f" part of {m['largest_in']} of them; over all writes its p50 is {m['p50_ms']:,.3f} ms, p99"
+        f" {m['p99_ms']:,.3f} ms, max {m['max_ms']:,.3f} ms."
+    )
+
+
+def _major(version: str) -> int | None:
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _version_note(versions: Collection[str]) -> str:
+    old = sorted(v for v in versions if (_major(v) or 12) < 12)
+    return f" These traces come from Oracle {', '.join(old)}, where Fast Sync is not available." if old else ""
+
+
+def _redo_log_size(sw: SwitchAnalysis) -> Recommendation:
+    near, rest = sw.comparison.row(0, named=True), sw.comparison.row(1, named=True)
+    evidence = (
+        f"{sw.slow_near} of {_n(sw.slow_near + sw.slow_elsewhere, 'slow write')} were sent within {sw.window_s:.3g} s"
+        f" of one of {sw.switches.height} log switch(es); {near['slow_rate']:.0%} of the writes near a switch were"
+        f" slow against {rest['slow_rate']:.1%} elsewhere; p99 {near['p99_ms']:.1f} ms near a switch against"
+        f" {rest['p99_ms']:.1f} ms elsewhere"
+    )
+    if sw.interval_min is not None:
+        every = _duration(sw.interval_min * 60.0)
+        evidence += f"; a thread switched logs every {every} (median; the MAA target is {LOG_MINUTES} min at peak)"
+    metrics = {
+        "switches": sw.switches.height,
+        "slow_near": sw.slow_near,
+        "slow_elsewhere": sw.slow_elsewhere,
+        "slow_rate_near": near["slow_rate"],
+        "slow_rate_elsewhere": rest["slow_rate"],
+        "p99_near_ms": near["p99_ms"],
+        "p99_elsewhere_ms": rest["p99_ms"],
+        "interval_min": sw.interval_min,
+    }
+    rec_id, title, advice = REDO_LOG_SIZE
+    return Recommendation(rec_id, title, evidence + ".", advice, metrics)
+
+
+def recommendations(
+    writes: pl.DataFrame, threshold_ms: float, switches: SwitchAnalysis, versions: Collection[str] = ()
+) -> list[Recommendation]:
+    """The MAA best practices the numbers call for: none without a slow write, each with its evidence."""
+    if not writes["slow"].any():
+        return []
+    out = [_redo_log_size(switches)] if switches.clustered else []
+    shares = time_shares(writes)
+    for component in sorted(COMPONENTS, key=lambda c: -shares[c]):
+        if shares[component] < MAJOR_SHARE:
+            continue
+        metrics = _component_metrics(writes, component, shares[component])
+        evidence = _component_evidence(component, metrics, threshold_ms)
+        for rec_id, title, advice in ADVICE[component]:
+            note = _version_note(versions) if rec_id == "fast-sync" else ""
+            out.append(Recommendation(rec_id, title, evidence, advice + note, metrics))
+    return out
+
+
+def oracle_versions(a: api.Analysis) -> list[str]:
+    """The Oracle versions named in the trace headers, sorted."""
+    return sorted({f.tables.info.version for f in a.files if f.tables.info.version})
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def _span(a: api.Analysis) -> str:
+    """First to last remote write, else the trace files' own span."""
+    if a.writes.height:
+        sent = pl.col("sent_at")
+        times, what = list(a.writes.select(sent.min().alias("first"), sent.max()).row(0)), "remote writes"
+    else:
+        times = [t for f in a.files for t in (f.tables.first_at, f.tables.last_at) if t]
+        what = "trace files"
+    if not times:
+        return "unknown"
+    first: datetime = min(times)
+    last: datetime = max(times)
+    seconds = (last - first).total_seconds()
+    return f"{first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S} ({_duration(seconds)} of {what})"
+
+
+def _offset(minutes: int) -> str:
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def _zones(a: api.Analysis) -> str:
+    zones = a.options.zones
+    shown = {f"--tz {h}=": f"--tz {h}={_offset(m)}" for h, m in zones.per_host.items()}
+    if zones.default_min is not None:
+        shown["--tz"] = f"--tz {_offset(zones.default_min)}"
+    counts = Counter(shown.get(f.tables.zone, f.tables.zone) for f in a.files)
+    return "; ".join(f"{label} ({_n(n, 'file')})" for label, n in sorted(counts.items()))
+
+
+def facts(a: api.Analysis, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The facts of an analysis in plain words: files, hosts, versions, time span, match rate, coverage."""
+    infos = [f.tables.info for f in a.files]
+    roles = Counter(info.role for info in infos)
+    hosts = {r: sorted({i.host for i in infos if i.role == r and i.host}) for r in ("primary", "standby")}
+    cov = api.coverage(a.files)
+    lines = {c: int(cov[c].sum()) if cov.height else 0 for c in ("lines", "parsed", "ignored", "unparsed")}
+    rate = summary["match_rate"]
+    skipped = f"; {len(a.skipped)} skipped" if a.skipped else ""
+    return [
+        ("Files", f"{len(a.files)} read: " + ", ".join(f"{n} {r}" for r, n in sorted(roles.items())) + skipped),
+        ("Hosts", "; ".join(f"{r} {', '.join(h)}" for r, h in hosts.items() if h) or "unknown"),
+        ("Oracle versions", ", ".join(oracle_versions(a)) or "unknown"),
+        ("Time span (UTC)", _span(a)),
+        ("Time zones", _zones(a)),
+        (
+            "Remote writes",
+            f"{summary['primary_writes']:,} sent by the primary, {summary['standby_writes']:,} received by the"
+            f" standby, {summary['matched_writes']:,} matched (match rate {'n/a' if rate is None else f'{rate:.1%}'})",
+        ),
+        ("Slow writes", f"{summary['slow_writes']:,} with total >= {a.options.threshold_ms:g} ms"),
+        ("Unmatched messages", f"{summary['unmatched_messages']:,}"),
+        (
+            "Coverage",
+            f"{lines['lines']:,} lines: {lines['parsed']:,} parsed, {lines['ignored']:,} ignored,"
+            f" {lines['unparsed']:,} unparsed",
+        ),
+        ("LGWR long-write warnings", f"{len(summary['lgwr_warnings']):,}"),
+    ]

@@ -1,0 +1,37 @@
+"""Parsing of the units users type: sizes (`500MB`) and UTC offsets (`-07:00`)."""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.errors import UsageError
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str, option: str = "--size") -> int:
+    """Turn `500MB`, `2GB`, `1.5G` or `65536` into bytes (binary units: 1 MB = 2**20 bytes)."""
+    match = _SIZE.match(text)
+    if match is None:
+        raise UsageError(f"{option}: cannot read {text!r}; write e.g. 500MB or 2GB")
+    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+
+
+def parse_offset(text: str) -> int:
+    """`+05:30`, `-0700`, `+2`, `UTC`, `Z` -> minutes east of UTC.
+
+    Raises:
+        UsageError: anything else (IANA zone names are not accepted: give the offset).
+    """
+    raw = text.strip()
+    if raw.upper() in {"UTC", "Z", "GMT"}:
+        return 0
+    sign = {"+": 1, "-": -1}.get(raw[:1])
+    digits = raw[1:].replace(":", "")
+    if sign is None or not digits.isdigit() or len(digits) not in (1, 2, 4):
+        raise UsageError(f"bad time zone offset {text!r}: use +HH:MM or -HH:MM (e.g. -07:00)")
+    hours, minutes = (int(digits), 0) if len(digits) <= 2 else (int(digits[:2]), int(digits[2:]))
+    if hours > 14 or minutes >= 60:
+        raise UsageError(f"bad time zone offset {text!r}: out of range")
+    return sign * (hours * 60 + minutes)

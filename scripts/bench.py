@@ -1,0 +1,109 @@
+"""Benchmark: dgtrace end to end against `grep -c msgid=` on the same simulated corpus, same run.
+
+    python scripts/bench.py [--size 1GB] [--format-version 19c] [--runs 3] [--corpus DIR] [--scaling]
+
+Builds (or reuses) a corpus with `dgtrace simulate`, then times, alternating, `grep -c msgid=`
+over its trace files and `dgtrace analyze --format json > /dev/null`, and prints medians, MB/s,
+the ratio dgtrace/grep and dgtrace's peak RSS. Machines here are shared and noisy: only the
+ratio measured in one run means anything. `--scaling` also analyses half of the corpus and
+reports the exponent k of time ~ size^k and the peak RSS of both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DGTRACE = [sys.executable, "-m", "analyzer"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One timed command: wall seconds and peak resident set size of the child (MB)."""
+
+    seconds: float
+    peak_mb: float
+
+
+def timed(cmd: list[str]) -> Run:
+    """Run a command with stdout to /dev/null; measure wall time and the child's peak RSS."""
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.PIPE, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):  # grep -c exits 1 when a file has no match
+        raise SystemExit(f"{' '.join(cmd[:4])}... failed with exit code {code}: {proc.stderr.read().decode()[:500] if proc.stderr else ''}")
+    return Run(seconds, usage.ru_maxrss / 1024)
+
+
+def build_corpus(corpus: Path, size: str, generation: str) -> list[Path]:
+    """Simulate the corpus unless it is already there; return its trace files."""
+    if not (corpus / "truth.csv").exists():
+        subprocess.run([*DGTRACE, "simulate", str(corpus), "--size", size, "--format-version", generation, "--scenario", "mixed"], check=True, cwd=ROOT)
+    return sorted(corpus.rglob("*.trc"))
+
+
+def measure(files: list[Path], runs: int) -> dict[str, object]:
+    """Alternate grep and dgtrace runs over the same files; medians, MB/s, ratio, peak RSS."""
+    size_mb = sum(f.stat().st_size for f in files) / 1e6
+    grep = ["grep", "-c", "msgid=", *map(str, files)]
+    dgtrace = [*DGTRACE, "analyze", *map(str, files), "--format", "json"]
+    timed(grep)  # warm the page cache
+    g_runs, d_runs = [], []
+    for _ in range(runs):
+        g_runs.append(timed(grep))
+        d_runs.append(timed(dgtrace))
+    g = statistics.median(r.seconds for r in g_runs)
+    d = statistics.median(r.seconds for r in d_runs)
+    return {
+        "input_mb": round(size_mb, 1),
+        "files": len(files),
+        "runs": runs,
+        "grep_s": round(g, 3),
+        "grep_mb_s": round(size_mb / g, 1),
+        "dgtrace_s": round(d, 3),
+        "dgtrace_mb_s": round(size_mb / d, 1),
+        "ratio_dgtrace_over_grep": round(d / g, 2),
+        "dgtrace_peak_rss_mb": round(max(r.peak_mb for r in d_runs), 1),
+    }
+
+
+def half(files: list[Path]) -> list[Path]:
+    """Every other file of each kind: about half the bytes of the corpus."""
+    return files[::2] if len(files) > 1 else files
+
+
+def main() -> None:
+    """Parse options, build the corpus, print the figures (text and one JSON line)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", default="1GB")
+    ap.add_argument("--format-version", default="19c")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--corpus", type=Path, default=None)
+    ap.add_argument("--scaling", action="store_true")
+    args = ap.parse_args()
+    corpus = args.corpus or ROOT / "bench-corpus" / f"{args.format_version}-{args.size}"
+    files = build_corpus(corpus, args.size, args.format_version)
+    result = {"corpus": str(corpus), **measure(files, args.runs)}
+    if args.scaling:
+        small = measure(half(files), args.runs)
+        k = math.log(result["dgtrace_s"] / small["dgtrace_s"]) / math.log(result["input_mb"] / small["input_mb"])  # type: ignore[operator]
+        result["scaling"] = {"half_input_mb": small["input_mb"], "half_dgtrace_s": small["dgtrace_s"], "half_peak_rss_mb": small["dgtrace_peak_rss_mb"], "time_exponent": round(k, 2)}
+    for key, value in result.items():
+        print(f"{key:28s} {value}")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

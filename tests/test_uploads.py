@@ -1,0 +1,76 @@
+"""Customer uploads end to end: a TFA-shaped zip of per-node zips, and hostile members beside good ones."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import polars as pl
+
+from analyzer.api import Options, analyze
+from analyzer.errors import ExitCode
+from analyzer.tables import TimeZones
+from tests.conftest import PAPER, invoke
+
+LABEL_COLUMNS = ["primary_file", "standby_file"]
+
+
+def _tfa_zip(target: Path) -> Path:
+    """collection.zip holding <node>.tfa.zip per node; LGWR traces gzipped; .trm files beside."""
+    outer = io.BytesIO()
+    with zipfile.ZipFile(outer, "w") as collection:
+        for node in sorted(p.name for p in PAPER.iterdir()):
+            inner = io.BytesIO()
+            with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as node_zip:
+                for trace in sorted((PAPER / node).rglob("*.trc")):
+                    name = str(trace.relative_to(PAPER))
+                    if "_lgwr_" in name:
+                        node_zip.writestr(name + ".gz", gzip.compress(trace.read_bytes()))
+                    else:
+                        node_zip.writestr(name, trace.read_bytes())
+                    node_zip.writestr(name[:-4] + ".trm", b"\x00\x01binary map")
+            collection.writestr(f"node_all/{node}.tfa_20141202.zip", inner.getvalue())
+    target.write_bytes(outer.getvalue())
+    return target
+
+
+def test_tfa_zip_gives_the_same_writes_as_the_folder(tmp_path: Path) -> None:
+    options = Options(zones=TimeZones(default_min=-420))
+    folder = analyze([str(PAPER)], options)
+    upload = analyze([str(_tfa_zip(tmp_path / "collection.zip"))], options)
+    assert upload.writes.height == folder.writes.height == 66
+    assert upload.writes.drop(LABEL_COLUMNS).equals(folder.writes.drop(LABEL_COLUMNS))
+    assert upload.warnings.drop("file").equals(folder.warnings.drop("file"))
+    assert all("!" in label for label in upload.writes["primary_file"])
+    skipped = [s.reason for s in upload.skipped]
+    assert sum("trace map" in r for r in skipped) == 6
+    assert upload.exit_code == ExitCode.OK
+
+
+def test_ratio_bomb_beside_good_traces_is_partial_and_keeps_the_rest(tmp_path: Path) -> None:
+    upload = _tfa_zip(tmp_path / "collection.zip")
+    with zipfile.ZipFile(upload, "a", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("bomb/diag/rdbms/x/x1/trace/x1_rfs_1.trc", b"\n" * (20 * 1024 * 1024))
+    result = invoke(["analyze", str(upload), "--format", "json", "--max-ratio", "100"], code=ExitCode.PARTIAL)
+    doc = json.loads(result.stdout)
+    assert doc["summary"]["matched_writes"] == 66
+    lost = [f for f in doc["files"] if "bomb" in f["file"]]
+    assert lost and ("ratio" in (lost[0].get("skipped") or "") or "ratio" in str(doc["coverage"]))
+
+
+def test_corrupt_gzip_member_is_reported(tmp_path: Path) -> None:
+    """A gzip cut in half: the lines before the cut are analysed, the file is reported, exit 1."""
+    body = (PAPER / "prim01/diag/rdbms/boston/boston1/trace/boston1_nss2_4401.trc").read_bytes() * 200
+    good = gzip.compress(body)
+    broken = tmp_path / "boston1_nss2_4401.trc.gz"
+    broken.write_bytes(good[: len(good) // 2])
+    result = invoke(["analyze", str(broken), "--format", "json"], code=ExitCode.PARTIAL)
+    doc = json.loads(result.stdout)
+    (row,) = doc["coverage"]
+    assert "corrupt, truncated" in row["read_error"]
+    assert 0 < row["lines"] < body.count(b"\n")
+    assert row["lines"] == row["parsed"] + row["ignored"] + row["unparsed"]
+    assert pl.DataFrame(doc["unmatched"]).height > 0  # what was read is still analysed
