@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer import parse
+from analyzer.archives import Limits
 from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings
 from analyzer.errors import AnalyzerError, ExitCode, NoInputError
 from analyzer.match import DEFAULT_WINDOW_S, match
 from analyzer.read import ReadStats, read_lines
 from analyzer.schemas import EVENTS, UNMATCHED, UNPARSED, WAITS, WARNINGS, WRITES, empty
-from analyzer.archives import Limits
 from analyzer.sources import Skipped, Source, discover
 from analyzer.tables import FileTables, TimeZones, build_file_tables
 

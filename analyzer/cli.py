@@ -22,8 +22,8 @@ from analyzer.archives import Limits
 from analyzer.errors import AnalyzerError, ExitCode, UsageError
 from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
 from analyzer.simulate.cli import simulate_command
-from analyzer.units import parse_size
 from analyzer.tables import parse_zones
+from analyzer.units import parse_size
 
 app = typer.Typer(
     help="Explain slow Oracle Data Guard SYNC commits from event 16410 / 10046 trace files.",
@@ -110,7 +110,9 @@ def analyze_command(
     max_total: Annotated[
         str, typer.Option("--max-total-bytes", help="Stop reading archives past this much decompressed data.")
     ] = "64GiB",
-    max_ratio: Annotated[float, typer.Option("--max-ratio", min=1, help="Largest compression ratio of a member.")] = 1000.0,
+    max_ratio: Annotated[
+        float, typer.Option("--max-ratio", min=1, help="Largest compression ratio of a member.")
+    ] = 1000.0,
     max_depth: Annotated[int, typer.Option("--max-depth", min=1, help="Deepest nesting of archives.")] = 8,
     max_members: Annotated[int, typer.Option("--max-members", min=1, help="Most archive members read.")] = 100_000,
 ) -> None:
@@ -120,7 +122,10 @@ def analyze_command(
             raise UsageError("--table applies to --format csv only")
         render = CSV_TABLES[table] if output_format is OutputFormat.CSV else RENDERERS[output_format]
         limits = Limits(
-            max_total_bytes=parse_size(max_total, '--max-total-bytes'), max_ratio=max_ratio, max_depth=max_depth, max_members=max_members
+            max_total_bytes=parse_size(max_total, "--max-total-bytes"),
+            max_ratio=max_ratio,
+            max_depth=max_depth,
+            max_members=max_members,
         )
         options = Options(threshold_ms=threshold, zones=parse_zones(tz or []), window_s=window, limits=limits)
         result = analyze(paths, options)

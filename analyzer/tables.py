@@ -16,9 +16,9 @@ from datetime import datetime
 import polars as pl
 
 from analyzer.classify import FileInfo, classify_file
-from analyzer.units import parse_offset
 from analyzer.parse import Parsed
 from analyzer.schemas import EVENTS, UTC
+from analyzer.units import parse_offset
 
 FORWARD_KINDS = ("client_send", "server_recv", "server_done")
 BACKWARD_KINDS = ("client_recv",)

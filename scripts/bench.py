@@ -43,14 +43,19 @@ def timed(cmd: list[str]) -> Run:
     seconds = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):  # grep -c exits 1 when a file has no match
-        raise SystemExit(f"{' '.join(cmd[:4])}... failed with exit code {code}: {proc.stderr.read().decode()[:500] if proc.stderr else ''}")
+        detail = proc.stderr.read().decode()[:500] if proc.stderr else ""
+        raise SystemExit(f"{' '.join(cmd[:4])}... failed with exit code {code}: {detail}")
     return Run(seconds, usage.ru_maxrss / 1024)
 
 
 def build_corpus(corpus: Path, size: str, generation: str) -> list[Path]:
     """Simulate the corpus unless it is already there; return its trace files."""
     if not (corpus / "truth.csv").exists():
-        subprocess.run([*DGTRACE, "simulate", str(corpus), "--size", size, "--format-version", generation, "--scenario", "mixed"], check=True, cwd=ROOT)
+        subprocess.run(
+            [*DGTRACE, "simulate", str(corpus), "--size", size, "--format-version", generation, "--scenario", "mixed"],
+            check=True,
+            cwd=ROOT,
+        )
     return sorted(corpus.rglob("*.trc"))
 
 
@@ -99,7 +104,12 @@ def main() -> None:
     if args.scaling:
         small = measure(half(files), args.runs)
         k = math.log(result["dgtrace_s"] / small["dgtrace_s"]) / math.log(result["input_mb"] / small["input_mb"])  # type: ignore[operator]
-        result["scaling"] = {"half_input_mb": small["input_mb"], "half_dgtrace_s": small["dgtrace_s"], "half_peak_rss_mb": small["dgtrace_peak_rss_mb"], "time_exponent": round(k, 2)}
+        result["scaling"] = {
+            "half_input_mb": small["input_mb"],
+            "half_dgtrace_s": small["dgtrace_s"],
+            "half_peak_rss_mb": small["dgtrace_peak_rss_mb"],
+            "time_exponent": round(k, 2),
+        }
     for key, value in result.items():
         print(f"{key:28s} {value}")
     print(json.dumps(result))

@@ -36,10 +36,21 @@ def _zones(primary_tz: str, standby_tz: str) -> TimeZones:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("generation", "scenario", "skew", "ptz", "stz"), CASES, ids=[c[0] for c in CASES])
-def test_analysis_agrees_with_truth(tmp_path: Path, generation: str, scenario: str, skew: float, ptz: str, stz: str) -> None:
+def test_analysis_agrees_with_truth(
+    tmp_path: Path, generation: str, scenario: str, skew: float, ptz: str, stz: str
+) -> None:
     sim = simulate(
         tmp_path / "set",
-        SimOptions(scenario=scenario, format_version=generation, writes=600, threads=2, standby_skew_s=skew, primary_tz=ptz, standby_tz=stz, seed=11),
+        SimOptions(
+            scenario=scenario,
+            format_version=generation,
+            writes=600,
+            threads=2,
+            standby_skew_s=skew,
+            primary_tz=ptz,
+            standby_tz=stz,
+            seed=11,
+        ),
     )
     result = analyze([str(tmp_path / "set")], Options(zones=_zones(ptz, stz)))
     truth = pl.read_csv(sim.truth, schema_overrides={"sent_at": pl.String})

@@ -177,7 +177,7 @@ def _add_warnings(fig: Any, c: Context) -> None:
         mode="markers",
         name="LGWR warning",
         marker={"symbol": "x", "size": 8, "color": "#111", "opacity": 0.8},
-        hovertext=[f"LGWR log write elapsed {r[1]} ms<br>{c.where(r[2], r[3])}" for r in rows],
+        hovertext=[f"LGWR log write elapsed {r[1]} ms<br>{escape(c.where(r[2], r[3]))}" for r in rows],
         hoverinfo="text",
     )
 
@@ -209,7 +209,7 @@ def top_figure(c: Context, top: int) -> Any:
     import plotly.graph_objects as go
 
     rows = insights.top_writes(c.analysis.writes, top, c.switches)
-    labels = [f"msgid {m} (thread {t})" for m, t in rows.select("msgid", "thread").iter_rows()]
+    labels = [f"{i}. msgid {m} (thread {t})" for i, (m, t) in enumerate(rows.select("msgid", "thread").iter_rows(), 1)]
     fig = go.Figure()
     for comp in insights.COMPONENTS:
         values = rows[f"{comp}_ms"].to_list()

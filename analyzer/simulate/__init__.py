@@ -2,8 +2,8 @@
 
 from analyzer.simulate.model import SCENARIOS, Profile
 from analyzer.simulate.options import FORMAT_VERSIONS, SimOptions, SimResult
-from analyzer.units import parse_size
 from analyzer.simulate.runner import TRUTH_COLUMNS, simulate
+from analyzer.units import parse_size
 
 __all__ = [
     "FORMAT_VERSIONS",

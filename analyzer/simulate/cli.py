@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 
 from analyzer.simulate.options import DEFAULT_WRITES, SimOptions
-from analyzer.units import parse_size
 from analyzer.simulate.runner import simulate
+from analyzer.units import parse_size
 
 _FROM_SCENARIO = "(default: the scenario's value)"
 

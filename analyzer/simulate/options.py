@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.errors import UsageError
-from analyzer.units import parse_offset, parse_size
 from analyzer.simulate.formats import GENERATIONS
 from analyzer.simulate.model import SCENARIOS
+from analyzer.units import parse_offset
 
 #: Oracle generations the simulator can write
 FORMAT_VERSIONS = tuple(GENERATIONS)
@@ -17,7 +16,6 @@ FORMAT_VERSIONS = tuple(GENERATIONS)
 SCENARIO_NAMES = tuple(SCENARIOS)
 #: remote writes per primary thread when neither `writes` nor `size_bytes` is given
 DEFAULT_WRITES = 1000
-
 
 
 @dataclass(frozen=True)

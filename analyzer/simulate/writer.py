@@ -13,8 +13,8 @@ from analyzer.simulate.formats import Generation, HostClock
 from analyzer.simulate.headers import Process, header
 from analyzer.simulate.model import Profile, ThreadModel, Write
 from analyzer.simulate.options import SimOptions
-from analyzer.units import parse_offset
 from analyzer.simulate.records import LgwrText, NssText, RfsText
+from analyzer.units import parse_offset
 
 #: writes generated between two flushes (and size checks): about 200 KB of text
 BATCH = 256
