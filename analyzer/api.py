@@ -96,7 +96,7 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
         [f.tables.waits for f in files if f.tables.info.role == "standby"]
         or [empty(WAITS).with_columns(file=pl.lit(None, pl.String))]
     )
-    writes = attribute(matched.pairs, waits, options.threshold_ms) if matched.pairs.height else empty(WRITES)
+    writes = attribute(matched.exchanges, waits, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
     warnings = tie_warnings(_lgwr(files), writes)
     return Analysis(
         options,

@@ -30,7 +30,8 @@ def rfs_io(pairs: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
         .select(standby_file="file", wait_line="line", ela_us="ela_us")
         .sort("wait_line")
     )
-    spans = pairs.select("standby_file", "recv_line", "done_line").sort("recv_line")
+    spans = pairs.filter(pl.col("standby_file").is_not_null()).select("standby_file", "recv_line", "done_line")
+    spans = spans.sort("recv_line")
     inside = io.join_asof(
         spans,
         left_on="wait_line",
@@ -45,25 +46,28 @@ def rfs_io(pairs: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def attribute(pairs: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_MS) -> pl.DataFrame:
-    """The writes table (schema `WRITES`) from matched pairs and the standby WAIT lines."""
-    io = rfs_io(pairs, waits)
-    w = pairs.join(io, on=["standby_file", "recv_line"], how="left").with_columns(
-        rfs_io_ms=pl.col("rfs_io_ms").fill_null(0.0),
-        rfs_io_waits=pl.col("rfs_io_waits").fill_null(0).cast(pl.Int64),
+def attribute(exchanges: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_MS) -> pl.DataFrame:
+    """The writes table (schema `WRITES`) from the exchanges of `match` and the standby WAIT lines.
+
+    A write seen on one side only has that side's numbers (total on the primary; rfs, rfs_io
+    and rfs_other on the standby); network and the verdict need both sides.
+    """
+    io = rfs_io(exchanges, waits)
+    has_standby = pl.col("standby_file").is_not_null()
+    w = exchanges.join(io, on=["standby_file", "recv_line"], how="left").with_columns(
+        rfs_io_ms=pl.when(has_standby).then(pl.col("rfs_io_ms").fill_null(0.0)),
+        rfs_io_waits=pl.when(has_standby).then(pl.col("rfs_io_waits").fill_null(0).cast(pl.Int64)),
         total_ms=_ms("t4", "t1"),
         rfs_ms=_ms("t3", "t2"),
-        resolution_ms=(pl.max_horizontal("res1_us", "res4_us") + pl.max_horizontal("res2_us", "res3_us")) / 1000.0,
+        resolution_ms=pl.sum_horizontal(pl.max_horizontal("res1_us", "res4_us"), pl.max_horizontal("res2_us", "res3_us"))
+        / 1000.0,
     )
+    w = w.with_columns(network_ms=pl.col("total_ms") - pl.col("rfs_ms"), rfs_other_ms=pl.col("rfs_ms") - pl.col("rfs_io_ms"))
     w = w.with_columns(
-        network_ms=pl.col("total_ms") - pl.col("rfs_ms"),
-        rfs_other_ms=pl.col("rfs_ms") - pl.col("rfs_io_ms"),
-    )
-    w = w.with_columns(
-        verdict=_verdict(),
-        slow=pl.col("total_ms") >= threshold_ms,
+        verdict=pl.when("matched").then(_verdict()),
+        slow=(pl.col("total_ms") >= threshold_ms).fill_null(False),
         warning=_warning(),
-        sent_at=pl.col("t1"),
+        sent_at=pl.coalesce("t1", "t2"),
         primary_line=pl.col("send_line"),
         standby_line=pl.col("recv_line"),
         primary_host=pl.col("p_host"),

@@ -123,7 +123,7 @@ def _interval_min(switches: pl.DataFrame) -> float | None:
 
 def _finding(switches: int, near: Mapping[str, Any], rest: Mapping[str, Any], clustered: bool, window_s: float) -> str:
     if not switches:
-        return "No log switch (change of seq on a thread) among the matched writes."
+        return "No log switch (change of seq on a thread) among the writes."
     slow = near["slow"] + rest["slow"]
     within = (
         f"{near['slow']} of {_n(slow, 'slow write')} were sent within {window_s:.3g} s"
@@ -175,7 +175,7 @@ def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S
 def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.DataFrame:
     """The `top` slowest writes with `switch_at` (the log switch they were sent near, else null)."""
     flagged = flag_near_switch(writes, switches.switches, switches.window_s)
-    return flagged.sort("total_ms", "sent_at", "msgid", descending=[True, False, False]).head(top)
+    return flagged.sort("total_ms", "sent_at", "msgid", descending=[True, False, False], nulls_last=True).head(top)
 
 
 def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
@@ -194,22 +194,30 @@ def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _matched(writes: pl.DataFrame) -> pl.DataFrame:
+    """Writes seen on both sides: the only ones with a network / RFS breakdown."""
+    return writes.filter(pl.col("matched"))
+
+
 def _n(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 def verdict_sentence(writes: pl.DataFrame, threshold_ms: float) -> str:
-    """Where the time went, in one sentence with its numbers (slow writes, else all writes)."""
+    """Where the time went, in one sentence with its numbers (slow writes, else all writes, seen on both sides)."""
     shares = time_shares(writes)
     if not shares:
         return "No remote write was matched: there is no breakdown to give."
     (first, share), *rest = sorted(shares.items(), key=lambda kv: -kv[1])
-    slow = int(writes["slow"].sum())
-    scope = (
-        f"slow-write time ({_n(slow, 'write')} >= {threshold_ms:g} ms)"
-        if slow
-        else f"write time (no write reached {threshold_ms:g} ms)"
-    )
+    slow = int(_matched(writes)["slow"].sum())
+    one_sided = int(writes["slow"].sum()) - slow
+    if slow:
+        more = f"; {one_sided:,} more seen on one side only" if one_sided else ""
+        scope = f"slow-write time ({_n(slow, 'write')} >= {threshold_ms:g} ms{more})"
+    elif one_sided:
+        scope = f"matched-write time ({_n(one_sided, 'slow write')} seen on one side only)"
+    else:
+        scope = f"write time (no write reached {threshold_ms:g} ms)"
     others = ", ".join(f"{NAMES[k]} {v:.0%}" for k, v in rest)
     return f"{share:.0%} of {scope} was {NAMES[first]}; {others}."
 
@@ -346,15 +354,17 @@ def _redo_log_size(sw: SwitchAnalysis) -> Recommendation:
 def recommendations(
     writes: pl.DataFrame, threshold_ms: float, switches: SwitchAnalysis, versions: Collection[str] = ()
 ) -> list[Recommendation]:
-    """The MAA best practices the numbers call for: none without a slow write, each with its evidence."""
-    if not writes["slow"].any():
-        return []
+    """The MAA best practices the numbers call for: none without a slow write, each with its evidence.
+
+    Log switches count every write with a total; the components only writes seen on both sides.
+    """
     out = [_redo_log_size(switches)] if switches.clustered else []
-    shares = time_shares(writes)
-    for component in sorted(COMPONENTS, key=lambda c: -shares[c]):
+    both = _matched(writes)
+    shares = time_shares(both) if both["slow"].any() else {}
+    for component in sorted(shares, key=lambda c: -shares[c]):
         if shares[component] < MAJOR_SHARE:
             continue
-        metrics = _component_metrics(writes, component, shares[component])
+        metrics = _component_metrics(both, component, shares[component])
         evidence = _component_evidence(component, metrics, threshold_ms)
         for rec_id, title, advice in ADVICE[component]:
             note = _version_note(versions) if rec_id == "fast-sync" else ""

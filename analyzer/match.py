@@ -22,9 +22,13 @@ DEFAULT_WINDOW_S = 60.0
 
 @dataclass(frozen=True)
 class Matched:
-    """Matched writes (one row per primary+standby exchange) and what stayed unmatched."""
+    """Every remote write seen (`matched` when both sides were found) and what stayed unmatched.
 
-    pairs: pl.DataFrame
+    A write seen on one side only keeps that side's columns and nulls for the other, so that a
+    trace set without the standby (or without the primary) still gives per-write numbers.
+    """
+
+    exchanges: pl.DataFrame
     unmatched: pl.DataFrame
     primary_exchanges: int
     standby_exchanges: int
@@ -194,7 +198,15 @@ def match(
             "t2",
         )
     )
-    return Matched(pairs.sort("t1"), pl.concat(unmatched).sort("file", "line"), p.height, s.height)
+    exchanges = pl.concat(
+        [
+            pairs.with_columns(matched=pl.lit(True)),
+            lonely_p.with_columns(matched=pl.lit(False)),
+            lonely_s.with_columns(matched=pl.lit(False)),
+        ],
+        how="diagonal_relaxed",
+    ).sort(pl.coalesce("t1", "t2"))
+    return Matched(exchanges, pl.concat(unmatched).sort("file", "line"), p.height, s.height)
 
 
 def _exchange_unmatched(

@@ -92,6 +92,7 @@ WRITES = schema(
     resolution_ms=pl.Float64,
     verdict=pl.String,
     slow=pl.Boolean,
+    matched=pl.Boolean,
     rfs_io_waits=pl.Int64,
     warning=pl.String,
     primary_file=pl.String,

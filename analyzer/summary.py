@@ -66,7 +66,8 @@ def histogram(writes: pl.DataFrame, column: str = "total_ms") -> pl.DataFrame:
 def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
     """Writes and summed total time per verdict, for all writes and for slow ones."""
     return (
-        writes.group_by("verdict")
+        writes.filter(pl.col("verdict").is_not_null())
+        .group_by("verdict")
         .agg(
             writes=pl.len().cast(pl.Int64),
             total_ms=pl.col("total_ms").sum(),
@@ -79,7 +80,8 @@ def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
 
 def time_shares(writes: pl.DataFrame) -> dict[str, float]:
     """Share of summed slow-write time spent in each component (all writes if none is slow)."""
-    chosen = writes.filter(pl.col("slow")) if writes["slow"].any() else writes
+    both = writes.filter(pl.col("matched"))
+    chosen = both.filter(pl.col("slow")) if both["slow"].any() else both
     total = chosen["total_ms"].sum()
     if not chosen.height or not total:
         return {}

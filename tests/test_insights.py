@@ -26,10 +26,23 @@ def row(
     network: float = 1.0,
     rfs_io: float = 0.5,
     rfs_other: float = 0.1,
+    matched: bool = True,
 ) -> dict[str, object]:
-    """One write as the attribute stage makes it (components in ms, sent `at_s` seconds after T0)."""
+    """One write as the attribute stage makes it (components in ms, sent `at_s` seconds after T0).
+
+    Not matched: seen on the primary only, so it has a total and nothing else.
+    """
     parts = {"network": network, "rfs_io": rfs_io, "rfs_other": rfs_other}
     total = network + rfs_io + rfs_other
+    standby = {
+        "rfs_ms": rfs_io + rfs_other,
+        "network_ms": network,
+        "rfs_io_ms": rfs_io,
+        "rfs_other_ms": rfs_other,
+        "verdict": max(parts, key=lambda k: parts[k]),
+        "standby_file": "stby/rfs.trc",
+        "standby_line": 20 + i,
+    }
     return {
         "thread": thread,
         "seq": seq,
@@ -37,19 +50,14 @@ def row(
         "oper": "Write",
         "sent_at": T0 + timedelta(seconds=at_s),
         "total_ms": total,
-        "rfs_ms": rfs_io + rfs_other,
-        "network_ms": network,
-        "rfs_io_ms": rfs_io,
-        "rfs_other_ms": rfs_other,
+        **(standby if matched else dict.fromkeys(standby)),
         "resolution_ms": 2.0,
-        "verdict": max(parts, key=lambda k: parts[k]),
+        "matched": matched,
         "slow": total >= THRESHOLD,
         "rfs_io_waits": 1,
         "warning": None,
         "primary_file": "prim/nss.trc",
         "primary_line": 10 + i,
-        "standby_file": "stby/rfs.trc",
-        "standby_line": 20 + i,
         "primary_host": "prim",
         "standby_host": "stby",
     }
@@ -142,7 +150,7 @@ def test_no_switch_at_all() -> None:
     sw = insights.analyze_log_switches(steady(120, 1000, slow_at={5, 6}, **SLOW_IO))
     assert sw.switches.height == 0
     assert (sw.clustered, sw.interval_min, sw.slow_near) == (False, None, 0)
-    assert sw.finding == "No log switch (change of seq on a thread) among the matched writes."
+    assert sw.finding == "No log switch (change of seq on a thread) among the writes."
 
 
 def test_window_shrinks_when_logs_switch_every_few_seconds() -> None:
@@ -220,6 +228,18 @@ def test_verdict_sentence_without_slow_writes_uses_all_writes() -> None:
     )
 
 
+def test_verdict_sentence_counts_one_sided_slow_writes_apart() -> None:
+    writes = frame([row(1, 0.0, rfs_io=150.0), row(2, 1.0, network=120.0, matched=False), row(3, 2.0)])
+    assert insights.verdict_sentence(writes, THRESHOLD) == (
+        "99% of slow-write time (1 write >= 100 ms; 1 more seen on one side only) was standby I/O (RFS write);"
+        " network 1%, other RFS time 0%."
+    )
+    only = frame([row(2, 1.0, network=120.0, matched=False), row(3, 2.0)])
+    assert insights.verdict_sentence(only, THRESHOLD).startswith(
+        "62% of matched-write time (1 slow write seen on one side only) was network;"
+    )
+
+
 def test_verdict_sentence_without_writes() -> None:
     assert insights.verdict_sentence(frame([]), THRESHOLD).startswith("No remote write was matched")
 
@@ -281,6 +301,13 @@ def test_two_major_components_give_both_sets_largest_first() -> None:
 def test_a_minor_component_gets_no_recommendation() -> None:
     recs = recommend(slow_mix(network=60.0, rfs_io=130.0, rfs_other=10.0))  # network 30%: below 40%
     assert "network" not in recs and "standby-cpu" not in recs
+
+
+def test_one_sided_slow_writes_give_no_breakdown_advice() -> None:
+    """Slow writes seen on the primary only have no components: no component advice from them."""
+    rows = [row(i, float(i)) for i in range(10)]
+    rows += [row(i, float(i), network=10.0, rfs_io=180.0, rfs_other=10.0, matched=False) for i in (20, 30)]
+    assert recommend(frame(rows)) == {}
 
 
 def test_no_slow_write_no_recommendation() -> None:

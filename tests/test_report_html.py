@@ -147,6 +147,7 @@ def _many_writes(count: int, seconds: float) -> pl.DataFrame:
             "resolution_ms": [2.0] * count,
             "verdict": ["rfs_io" if i == 777 else "network" for i in range(count)],
             "slow": [i == 777 for i in range(count)],
+            "matched": [True] * count,
             "rfs_io_waits": [1] * count,
             "warning": [None] * count,
             "primary_file": ["p.trc"] * count,
@@ -171,7 +172,7 @@ def test_large_timelines_keep_the_slowest_write_of_each_bin() -> None:
 
 def test_small_timelines_show_every_write() -> None:
     points, caption = timeline_points(_many_writes(100, 60.0))
-    assert points.height == 100 and caption == "every remote write (100)"
+    assert points.height == 100 and caption == "every matched write (100)"
 
 
 def test_large_report_stays_small(paper: Analysis, tmp_path: Path) -> None:

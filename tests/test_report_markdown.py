@@ -48,13 +48,13 @@ def test_paper_markdown_has_verdict_recommendations_and_evidence() -> None:
 
 
 def test_markdown_without_matched_writes() -> None:
-    """Only the standby's traces: no write, no plot-worthy table, and it says why there is no recommendation."""
+    """Only the standby's traces: writes seen on one side, no breakdown, and why there is no recommendation."""
     out = io.StringIO()
     render_markdown(analyze(["samples/paper-2014/stby01"]), out, 10)
     text = out.getvalue()
     assert "**No remote write was matched: there is no breakdown to give.**" in text
     assert "No recommendation: no remote write was matched." in text
-    assert "slowest writes" not in text
+    assert "| 2014-12-02 08:46:29.211000 | 1 | 1584 | 117450 |  |  | 1.127 | -0.127 | one side only |  |" in text
     assert "| standby | no primary write with this thread/seq/msgid/oper in the time window | 66 |" in text
 
 

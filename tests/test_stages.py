@@ -164,7 +164,7 @@ def _analyze(p_lines: list[str], s_lines: list[str], window_s: float = 60.0) -> 
     p = tables(p_lines, "p.trc")
     s = tables(s_lines, "s.trc")
     m = match(p.events, s.events, {"p.trc": "prim", "s.trc": "stby"}, window_s)
-    return attribute(m.pairs, s.waits, 100.0), m.unmatched
+    return attribute(m.exchanges, s.waits, 100.0), m.unmatched
 
 
 def test_split_with_standby_clock_minutes_off() -> None:
@@ -291,7 +291,10 @@ def test_unmatched_lists_each_side_with_reason() -> None:
         ]
     )
     writes, unmatched = _analyze(p, s)
-    assert writes["msgid"].to_list() == [1]
+    assert writes.filter("matched")["msgid"].to_list() == [1]
+    one_sided = {r["msgid"]: r for r in writes.filter(~pl.col("matched")).to_dicts()}
+    assert (one_sided[2]["total_ms"], one_sided[2]["network_ms"], one_sided[2]["verdict"]) == (5.0, None, None)
+    assert (one_sided[9]["rfs_ms"], one_sided[9]["total_ms"], one_sided[9]["primary_file"]) == (3.0, None, None)
     reasons = {(r["side"], r["msgid"]): r["reason"] for r in unmatched.to_dicts()}
     assert reasons[("primary", 2)].startswith("no standby write")
     assert reasons[("standby", 9)].startswith("no primary write")

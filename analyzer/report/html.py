@@ -108,7 +108,7 @@ def _x(column: str) -> pl.Expr:
 def timeline_points(writes: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     """Bars at `bar` standing for `in_bin` writes: every write, else the slowest of each time bin; and a caption."""
     if writes.height <= MAX_BARS:
-        return writes.with_columns(bar="sent_at", in_bin=pl.lit(1)), f"every remote write ({writes.height:,})"
+        return writes.with_columns(bar="sent_at", in_bin=pl.lit(1)), f"every matched write ({writes.height:,})"
     span = float(writes.select((pl.col("sent_at").max() - pl.col("sent_at").min()).dt.total_seconds()).item())
     every = next((name for name, seconds in BINS if span / seconds < MAX_BARS), BINS[-1][0])
     points = (
@@ -123,9 +123,9 @@ def timeline_figure(c: Context) -> Any:
     """Every remote write (or the slowest per bin) with its components stacked, log switches and LGWR warnings."""
     import plotly.graph_objects as go
 
-    points, caption = timeline_points(c.analysis.writes)
+    points, caption = timeline_points(c.analysis.writes.filter(pl.col("matched")))
     custom = points.select("thread", "seq", "msgid", "total_ms", "verdict", "in_bin", _x("sent_at")).rows()
-    binned = "slowest of %{customdata[5]} writes<br>" if c.analysis.writes.height > MAX_BARS else ""
+    binned = "slowest of %{customdata[5]} writes<br>" if points["in_bin"].max() != 1 else ""
     bars = points.select(_x("bar")).to_series().to_list()
     fig = go.Figure()
     for comp in insights.COMPONENTS:

@@ -71,6 +71,7 @@ def top_table(c: Context, top: int) -> Table:
     rows = []
     for w in insights.top_writes(c.analysis.writes, top, c.switches).iter_rows(named=True):
         switch = w["switch_at"]
+        sides = ((w["primary_file"], w["primary_line"]), (w["standby_file"], w["standby_line"]))
         rows.append(
             (
                 _at(w["sent_at"]),
@@ -81,9 +82,9 @@ def top_table(c: Context, top: int) -> Table:
                 ms(w["network_ms"]),
                 ms(w["rfs_io_ms"]),
                 ms(w["rfs_other_ms"]),
-                w["verdict"] or "",
+                w["verdict"] or "one side only",
                 f"{(w['sent_at'] - switch).total_seconds():+.3f} s" if switch else "",
-                f"{c.where(w['primary_file'], w['primary_line'])}\n{c.where(w['standby_file'], w['standby_line'])}",
+                "\n".join(c.where(*side) for side in sides if side[0]),
             )
         )
     headers = ("sent (UTC)", "thread", "seq", "msgid", "total ms", "network ms", "rfs_io ms", "rfs_other ms")
@@ -169,7 +170,7 @@ def markdown_table(t: Table) -> list[str]:
 
 def no_recommendation(c: Context) -> str:
     """Why the numbers call for no recommendation."""
-    if not c.analysis.writes.height:
+    if not c.summary["matched_writes"]:
         why = "no remote write was matched"
     elif not c.summary["slow_writes"]:
         why = f"no write reached {c.analysis.options.threshold_ms:g} ms"

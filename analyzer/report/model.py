@@ -82,6 +82,7 @@ def summary(a: api.Analysis, top: int) -> dict[str, Any]:
     """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations."""
     w = a.writes
     slow = w.filter(pl.col("slow"))
+    matched = int(w["matched"].sum())
     switches = insights.analyze_log_switches(w)
     advice = insights.recommendations(w, a.options.threshold_ms, switches, insights.oracle_versions(a))
     return {
@@ -90,8 +91,8 @@ def summary(a: api.Analysis, top: int) -> dict[str, Any]:
         "match_window_s": a.options.window_s,
         "primary_writes": a.primary_exchanges,
         "standby_writes": a.standby_exchanges,
-        "matched_writes": w.height,
-        "match_rate": round(w.height / a.primary_exchanges, 4) if a.primary_exchanges else None,
+        "matched_writes": matched,
+        "match_rate": round(matched / a.primary_exchanges, 4) if a.primary_exchanges else None,
         "slow_writes": slow.height,
         "unmatched_messages": a.unmatched.height,
         "unparsed_lines": sum(f.parsed.unparsed for f in a.files),
@@ -101,7 +102,7 @@ def summary(a: api.Analysis, top: int) -> dict[str, Any]:
         "histograms": {c.removesuffix("_ms"): histogram(w, c).to_dicts() for c in HISTOGRAM_COMPONENTS},
         "verdicts": verdict_totals(w).to_dicts(),
         "slow_time_shares": time_shares(w),
-        "top": _rows(w.sort("total_ms", descending=True).head(top)),
+        "top": _rows(w.sort("total_ms", descending=True, nulls_last=True).head(top)),
         "lgwr_warnings": _rows(a.warnings),
         "notes": notes(a),
         "log_switches": log_switches(switches),

@@ -144,9 +144,9 @@ def _top(a: Analysis, console: Console, top: int) -> Table:
         "verdict",
         "evidence",
     )
-    for w in a.writes.sort("total_ms", descending=True).head(top).iter_rows(named=True):
-        primary = f"{doc.short_label(w['primary_file'], labels)}:{w['primary_line']}"
-        evidence = f"{primary}\n{doc.short_label(w['standby_file'], labels)}:{w['standby_line']}"
+    for w in a.writes.sort("total_ms", descending=True, nulls_last=True).head(top).iter_rows(named=True):
+        sides = [(w["primary_file"], w["primary_line"]), (w["standby_file"], w["standby_line"])]
+        evidence = "\n".join(f"{doc.short_label(f, labels)}:{n}" for f, n in sides if f is not None)
         t.add_row(
             w["sent_at"].strftime("%Y-%m-%d %H:%M:%S.%f"),
             str(w["thread"]),
@@ -156,7 +156,7 @@ def _top(a: Analysis, console: Console, top: int) -> Table:
             _ms(w["network_ms"]),
             _ms(w["rfs_io_ms"]),
             _ms(w["rfs_other_ms"]),
-            Text(w["verdict"] or "", style=_VERDICT_STYLE.get(w["verdict"] or "", "")),
+            Text(w["verdict"] or "one side only", style=_VERDICT_STYLE.get(w["verdict"] or "", "")),
             evidence,
         )
     return t
