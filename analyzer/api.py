@@ -67,7 +67,8 @@ class Analysis:
         return ExitCode.PARTIAL if lost else ExitCode.OK
 
 
-ProgressHook = Callable[[str, int], None]
+#: called as (label of the file being read, files done, files in all)
+ProgressHook = Callable[[str, int, int], None]
 
 
 def read_file(source: Source, zones: TimeZones) -> FileResult:
@@ -89,12 +90,13 @@ def read_file(source: Source, zones: TimeZones) -> FileResult:
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:
     """Match and attribute the events of already-read files."""
     hosts = {f.source.label: f.tables.info.host or f.source.label for f in files}
-    primary = _events(files, "primary")
-    standby = _events(files, "standby")
+    segments = join_segments(files)
+    primary = _events(files, "primary", segments)
+    standby = _events(files, "standby", segments)
     matched = match(primary, standby, hosts, options.window_s)
     waits = pl.concat(
-        [f.tables.waits for f in files if f.tables.info.role == "standby"]
-        or [empty(WAITS).with_columns(file=pl.lit(None, pl.String))]
+        [_in_stream(f.tables.waits, segments[f.source.label]) for f in files if f.tables.info.role == "standby"]
+        or [empty(WAITS).with_columns(file=pl.lit(None, pl.String), stream=pl.lit(None, pl.String), ord=pl.col("line"))]
     )
     writes = attribute(matched.exchanges, waits, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
     warnings = tie_warnings(_lgwr(files), writes)
@@ -129,13 +131,45 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
         files: list[FileResult] = []
         for source, future in zip(sources, futures, strict=True):
             if progress:
-                progress(source.label, len(files))
+                progress(source.label, len(files), len(sources))
             files.append(future.result())
+        if progress:
+            progress("", len(files), len(sources))
     return analyze_files(files, skipped, options)
 
 
-def _events(files: list[FileResult], role: str) -> pl.DataFrame:
-    frames = [f.tables.events for f in files if f.tables.info.role == role]
+#: a file's place in its process: (stream prefix, rank of the file among that process's segments)
+Segment = tuple[str, int]
+_SEGMENT_SPAN = 1 << 40  # ord = rank * span + line: lines of later segments sort after earlier ones
+
+
+def join_segments(files: list[FileResult]) -> dict[str, Segment]:
+    """Files of one process (same host, instance, process and pid: ADR segments, a
+    `TRACE CONTINUED FROM FILE` after a tracefile_identifier change) form one stream, in time order."""
+    groups: dict[tuple[object, ...], list[FileResult]] = {}
+    for f in files:
+        i = f.tables.info
+        key: tuple[object, ...] = (i.host, i.instance, i.process, i.pid) if i.pid and i.process else (f.source.label,)
+        groups.setdefault(key, []).append(f)
+    out: dict[str, Segment] = {}
+    for key, members in groups.items():
+        members.sort(key=lambda f: (f.tables.first_at is None, f.tables.first_at or 0, f.source.label))
+        prefix = "/".join(str(k) for k in key)
+        out.update({f.source.label: (prefix, rank) for rank, f in enumerate(members)})
+    return out
+
+
+def _in_stream(frame: pl.DataFrame, segment: Segment) -> pl.DataFrame:
+    """Re-key a file's rows (stream `<label>#<incarnation>`) to its process stream and order."""
+    prefix, rank = segment
+    return frame.with_columns(
+        stream=pl.concat_str([pl.lit(prefix + "#"), pl.col("stream").str.split("#").list.last()]),
+        ord=pl.col("line") + rank * _SEGMENT_SPAN,
+    )
+
+
+def _events(files: list[FileResult], role: str, segments: dict[str, Segment]) -> pl.DataFrame:
+    frames = [_in_stream(f.tables.events, segments[f.source.label]) for f in files if f.tables.info.role == role]
     return pl.concat(frames) if frames else empty(EVENTS)
 
 

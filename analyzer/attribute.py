@@ -23,25 +23,28 @@ def _ms(end: str, start: str) -> pl.Expr:
     return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
 
 
-def rfs_io(pairs: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
-    """Sum of RFS I/O wait `ela` (ms) and their count per standby exchange (standby_file, recv_line)."""
+def rfs_io(exchanges: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
+    """Sum of RFS I/O wait `ela` (ms) and their count per standby exchange (standby_stream, recv_ord).
+
+    A wait counts for a write when it stands between that write's `Server received` and
+    `Server finished` lines of the same RFS process (`ord` orders lines across its segments).
+    """
     io = (
         waits.filter(pl.col("event").is_in(RFS_IO_EVENTS))
-        .select(standby_file="file", wait_line="line", ela_us="ela_us")
-        .sort("wait_line")
+        .select(standby_stream="stream", wait_ord="ord", ela_us="ela_us")
+        .sort("wait_ord")
     )
-    spans = pairs.filter(pl.col("standby_file").is_not_null()).select("standby_file", "recv_line", "done_line")
-    spans = spans.sort("recv_line")
+    spans = exchanges.filter(pl.col("standby_stream").is_not_null()).select("standby_stream", "recv_ord", "done_ord")
     inside = io.join_asof(
-        spans,
-        left_on="wait_line",
-        right_on="recv_line",
-        by="standby_file",
+        spans.sort("recv_ord"),
+        left_on="wait_ord",
+        right_on="recv_ord",
+        by="standby_stream",
         strategy="backward",
         check_sortedness=False,
     )
-    inside = inside.filter(pl.col("wait_line") < pl.col("done_line"))
-    return inside.group_by("standby_file", "recv_line").agg(
+    inside = inside.filter(pl.col("wait_ord") < pl.col("done_ord"))
+    return inside.group_by("standby_stream", "recv_ord").agg(
         rfs_io_ms=pl.col("ela_us").sum() / 1000.0, rfs_io_waits=pl.len()
     )
 
@@ -54,15 +57,19 @@ def attribute(exchanges: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float 
     """
     io = rfs_io(exchanges, waits)
     has_standby = pl.col("standby_file").is_not_null()
-    w = exchanges.join(io, on=["standby_file", "recv_line"], how="left").with_columns(
+    w = exchanges.join(io, on=["standby_stream", "recv_ord"], how="left").with_columns(
         rfs_io_ms=pl.when(has_standby).then(pl.col("rfs_io_ms").fill_null(0.0)),
         rfs_io_waits=pl.when(has_standby).then(pl.col("rfs_io_waits").fill_null(0).cast(pl.Int64)),
         total_ms=_ms("t4", "t1"),
         rfs_ms=_ms("t3", "t2"),
-        resolution_ms=pl.sum_horizontal(pl.max_horizontal("res1_us", "res4_us"), pl.max_horizontal("res2_us", "res3_us"))
+        resolution_ms=pl.sum_horizontal(
+            pl.max_horizontal("res1_us", "res4_us"), pl.max_horizontal("res2_us", "res3_us")
+        )
         / 1000.0,
     )
-    w = w.with_columns(network_ms=pl.col("total_ms") - pl.col("rfs_ms"), rfs_other_ms=pl.col("rfs_ms") - pl.col("rfs_io_ms"))
+    w = w.with_columns(
+        network_ms=pl.col("total_ms") - pl.col("rfs_ms"), rfs_other_ms=pl.col("rfs_ms") - pl.col("rfs_io_ms")
+    )
     w = w.with_columns(
         verdict=pl.when("matched").then(_verdict()),
         slow=(pl.col("total_ms") >= threshold_ms).fill_null(False),

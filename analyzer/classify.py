@@ -39,6 +39,8 @@ class FileInfo:
     thread: int | None
     version: str | None
     evidence: str
+    #: OS process id (Windows: thread id), from the header or the file name
+    pid: int | None = None
 
 
 def _header_value(header: pl.DataFrame, key: str) -> str | None:
@@ -53,6 +55,12 @@ def _process_from_header(header: pl.DataFrame) -> str | None:
     image = proc[0].split("|", 1)[1]
     found = _IMAGE_PROCESS.search(image)
     return found["pname"] if found else None
+
+
+def _pid(header: pl.DataFrame) -> int | None:
+    proc = header.filter(pl.col("kind") == "process")["value"]
+    raw = proc[0].split("|", 1)[0] if len(proc) else ""
+    return int(raw) if raw.isdigit() else None
 
 
 def _version(header: pl.DataFrame) -> str | None:
@@ -108,4 +116,5 @@ def classify_file(label: str, name: str, header: pl.DataFrame, messages: pl.Data
     elif instance:
         host = f"instance:{instance}"
         evidence.append("host unknown: instance name stands in")
-    return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence))
+    pid = _pid(header) or (int(by_name["pid"]) if by_name else None)
+    return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence), pid)

@@ -7,6 +7,7 @@ line on stderr plus a named exit code (`analyzer.errors.ExitCode`).
 from __future__ import annotations
 
 import functools
+import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,9 +16,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from analyzer import __version__
-from analyzer.api import Options, analyze
+from analyzer.api import Options, ProgressHook, analyze
 from analyzer.archives import Limits
 from analyzer.errors import AnalyzerError, ExitCode, UsageError
 from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
@@ -61,8 +63,32 @@ def _guard() -> Iterator[None]:
     except AnalyzerError as err:
         if _state["debug"]:
             raise
-        _err.print(f"dgtrace: error: {err}", markup=False)
+        _err.print(f"dgtrace: error: {err}", markup=False, soft_wrap=True)  # one line, never wrapped
         raise typer.Exit(int(err.exit_code)) from None
+
+
+@contextmanager
+def _progress() -> Iterator[ProgressHook | None]:
+    """A progress bar on stderr, only on a terminal and without --quiet (rich honours NO_COLOR)."""
+    if _state["quiet"] or not _err.is_terminal:
+        yield None
+        return
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("reading traces", total=None)
+
+        def hook(label: str, done: int, total: int) -> None:
+            name = label.replace("\\", "/").rsplit("/", 1)[-1]
+            bar.update(task, total=total, completed=done, description=f"reading {name}" if name else "matching")
+
+        yield hook
 
 
 @app.command("analyze")
@@ -128,10 +154,12 @@ def analyze_command(
             max_members=max_members,
         )
         options = Options(threshold_ms=threshold, zones=parse_zones(tz or []), window_s=window, limits=limits)
-        result = analyze(paths, options)
-        if output:
-            with output.open("w", encoding="utf-8") as stream:
-                render(result, stream, top)
+        with _progress() as hook:
+            result = analyze(paths, options, progress=hook)
+        if output:  # render first, so that a failed render leaves no empty report behind
+            buffer = io.StringIO()
+            render(result, buffer, top)
+            output.write_text(buffer.getvalue(), encoding="utf-8")
         else:
             render(result, sys.stdout, top)
     if result.exit_code != ExitCode.OK:

@@ -51,28 +51,33 @@ def _unmatched(rows: pl.DataFrame, side: str, reason: pl.Expr | str) -> pl.DataF
 
 
 def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Pair `first` messages with the next `second` message of the same key in the same file.
+    """Pair `first` messages with the next `second` message of the same key in the same stream.
 
-    Returns (exchanges, unmatched). Exchange columns: file, key, a_line, b_line, a_at, b_at,
-    a_res_us, b_res_us, a_stamp_line, b_stamp_line.
+    A stream is one process incarnation: one file, or the segments of one process joined in
+    time order (`ord` orders events across them). Returns (exchanges, unmatched). Exchange
+    columns: file, stream, key, a_line, b_line, a_ord, b_ord, a_at, b_at, a_res_us, b_res_us,
+    a_stamp_line, b_stamp_line.
     """
     ok = events.filter(pl.col("problem").is_null())
-    by = ["file", *KEY]
-    a = ok.filter(pl.col("kind") == first).sort("line").with_columns(next_a=pl.col("line").shift(-1).over(by))
+    by = ["stream", *KEY]
+    a = ok.filter(pl.col("kind") == first).sort("ord").with_columns(next_a=pl.col("ord").shift(-1).over(by))
     b = (
         ok.filter(pl.col("kind") == second)
-        .sort("line")
-        .select(*by, b_line="line", b_at="at", b_res_us="resolution_us", b_stamp_line="stamp_line")
+        .sort("ord")
+        .select(*by, b_ord="ord", b_line="line", b_at="at", b_res_us="resolution_us", b_stamp_line="stamp_line")
     )
-    joined = a.join_asof(b, left_on="line", right_on="b_line", by=by, strategy="forward", check_sortedness=False)
+    joined = a.join_asof(b, left_on="ord", right_on="b_ord", by=by, strategy="forward", check_sortedness=False)
     joined = joined.with_columns(
-        b_line=pl.when(pl.col("next_a").is_null() | (pl.col("b_line") < pl.col("next_a"))).then(pl.col("b_line"))
+        b_ord=pl.when(pl.col("next_a").is_null() | (pl.col("b_ord") < pl.col("next_a"))).then(pl.col("b_ord"))
     )
-    paired = joined.filter(pl.col("b_line").is_not_null())
+    paired = joined.filter(pl.col("b_ord").is_not_null())
     exchanges = paired.select(
+        "file",
         *by,
         a_line="line",
         b_line="b_line",
+        a_ord="ord",
+        b_ord="b_ord",
         a_at="at",
         b_at="b_at",
         a_res_us="resolution_us",
@@ -80,15 +85,15 @@ def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tu
         a_stamp_line="stamp_line",
         b_stamp_line="b_stamp_line",
     )
-    lonely_a = joined.filter(pl.col("b_line").is_null())
+    lonely_a = joined.filter(pl.col("b_ord").is_null())
     lonely_b = ok.filter(pl.col("kind") == second).join(
-        exchanges.select("file", line="b_line"), on=["file", "line"], how="anti"
+        exchanges.select("stream", ord="b_ord"), on=["stream", "ord"], how="anti"
     )
     problems = events.filter(pl.col("problem").is_not_null())
     unmatched = pl.concat(
         [
-            _unmatched(lonely_a, side, f"no '{second}' message for it later in the same file"),
-            _unmatched(lonely_b, side, f"no '{first}' message for it earlier in the same file"),
+            _unmatched(lonely_a, side, f"no '{second}' message for it later in the same process"),
+            _unmatched(lonely_b, side, f"no '{first}' message for it earlier in the same process"),
             _unmatched(problems, side, pl.col("problem")),
         ]
     )
@@ -120,6 +125,9 @@ def match(
             "a_res_us": "res1_us",
             "b_res_us": "res4_us",
             "a_stamp_line": "send_stamp_line",
+            "stream": "primary_stream",
+            "a_ord": "send_ord",
+            "b_ord": "ack_ord",
             "b_stamp_line": "ack_stamp_line",
         }
     )
@@ -133,6 +141,9 @@ def match(
             "a_res_us": "res2_us",
             "b_res_us": "res3_us",
             "a_stamp_line": "recv_stamp_line",
+            "stream": "standby_stream",
+            "a_ord": "recv_ord",
+            "b_ord": "done_ord",
             "b_stamp_line": "done_stamp_line",
         }
     )

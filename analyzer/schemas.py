@@ -64,6 +64,8 @@ UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.Str
 EVENTS = schema(
     file=pl.String,
     line=pl.Int64,
+    stream=pl.String,
+    ord=pl.Int64,
     kind=pl.String,
     oper=pl.String,
     thread=pl.Int64,

@@ -124,10 +124,13 @@ def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -
     fallback, source = zones.for_host(info.host)
     zone = "ISO ADR lines of the file" if has_iso else source
     events = to_utc(associate(t["messages"], t["krs"]), t["adr"], fallback)
+    stream = _stream(label, t["header"], t["markers"])
     events = (
         events.with_columns(
             file=pl.lit(label),
             resolution_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
+            stream=stream,
+            ord=pl.col("line"),
         )
         .select(EVENTS.names())
         .cast(EVENTS)
@@ -135,8 +138,33 @@ def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -
     lgwr = to_utc(_lgwr_times(t["lgwr"], t["adr"]), t["adr"], fallback)
     times = pl.concat([t["adr"].select("local"), t["krs"].select("local")])["local"]
     first_at, last_at = _span(times, t["adr"], fallback)
-    waits = t["waits"].with_columns(file=pl.lit(label))
+    waits = t["waits"].with_columns(file=pl.lit(label), stream=stream, ord=pl.col("line"))
     return FileTables(info, events, waits, lgwr.with_columns(file=pl.lit(label)), zone, first_at, last_at)
+
+
+def _stream(label: str, header: pl.DataFrame, markers: pl.DataFrame) -> pl.Expr:
+    """`<label>#<incarnation>`: a repeated header (OS pid reuse) or a recreated file starts a new one.
+
+    Messages of different incarnations are never paired (`analyzer.match` pairs within a stream).
+    """
+    starts = pl.concat(
+        [
+            header.filter(pl.col("kind") == "trace_file").select("line"),
+            markers.filter(pl.col("marker") == "recreated").select("line"),
+        ]
+    )["line"].sort()
+    if starts.is_empty():
+        return pl.lit(f"{label}#1")
+    return pl.concat_str([pl.lit(f"{label}#"), _incarnation(starts).cast(pl.String)])
+
+
+def _incarnation(starts: pl.Series) -> pl.Expr:
+    """1 + how many incarnation starts come before each line (a header at line 1 counts as the first)."""
+    count = pl.lit(0, pl.Int64)
+    for start in starts.to_list()[:64]:  # more than 64 restarts in one file would be noise
+        count = count + (pl.col("line") > start).cast(pl.Int64)
+    first_is_header = bool(starts.len() and starts[0] == 1)
+    return count + (0 if first_is_header else 1)
 
 
 def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:

@@ -93,7 +93,8 @@ def test_threshold_and_top_options() -> None:
 
 def test_output_file(tmp_path: Path) -> None:
     target = tmp_path / "report.json"
-    assert invoke(["analyze", PAPER, "--format", "json", "--output", str(target)]).stdout == ""
+    result = invoke(["analyze", PAPER, "--format", "json", "--output", str(target)])
+    assert (result.stdout, result.stderr) == ("", "")  # no progress bar when stderr is no terminal
     assert json.loads(target.read_text())["summary"]["matched_writes"] == 66
 
 
@@ -134,3 +135,9 @@ def test_primary_only_still_reports_with_a_note() -> None:
 
 def test_version() -> None:
     assert invoke(["--version"]).stdout.startswith("dgtrace ")
+
+
+def test_long_error_is_one_line(tmp_path: Path) -> None:
+    deep = tmp_path / ("x" * 120) / "missing.trc"
+    result = invoke(["analyze", str(deep)], code=ExitCode.USAGE)
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("dgtrace: error: ")

@@ -74,3 +74,46 @@ def test_corrupt_gzip_member_is_reported(tmp_path: Path) -> None:
     assert 0 < row["lines"] < body.count(b"\n")
     assert row["lines"] == row["parsed"] + row["ignored"] + row["unparsed"]
     assert pl.DataFrame(doc["unmatched"]).height > 0  # what was read is still analysed
+
+
+def _copy_paper(target: Path) -> None:
+    for src in PAPER.rglob("*.trc"):
+        dest = target / src.relative_to(PAPER)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(src.read_bytes())
+
+
+def test_segments_of_one_process_are_joined(tmp_path: Path) -> None:
+    """An NSS trace cut into two files between a send and its ack (ADR segmentation) still matches."""
+    _copy_paper(tmp_path)
+    nss = next(tmp_path.rglob("boston1_nss2_4401.trc"))
+    lines = nss.read_text().split("\n")
+    send = next(i for i, text in enumerate(lines) if "msgid=117468" in text and text.startswith("Client sending"))
+    header = lines[:16]  # the file header and the blank lines after it
+    nss.write_text("\n".join(lines[: send + 2]) + "\n")
+    (nss.parent / "boston1_nss2_4401_2.trc").write_text("\n".join([*header, *lines[send + 2 :]]))
+    result = analyze([str(tmp_path)], Options(zones=TimeZones(default_min=-420)))
+    assert result.writes.filter("matched").height == 66
+    w = result.writes.filter(msgid=117468).row(0, named=True)
+    assert (w["total_ms"], w["verdict"]) == (163.0, "rfs_io")
+
+
+def test_recreated_file_starts_a_new_incarnation(tmp_path: Path) -> None:
+    """A send before `TRACE FILE RECREATED` is never paired with an ack after it."""
+    msg = "oper='Write' flag=67111042 thrd=1 seq=5 msgid=42"
+    trace = tmp_path / "db1_nss2_77.trc"
+    trace.write_text(
+        "\n".join(
+            [
+                f"Client sending SQLNET request data [kpurcs] {msg}",
+                "*** 2024-01-01 00:00:00.100000 [krsu.c:1]",
+                "*** TRACE FILE RECREATED AFTER BEING REMOVED ***",
+                "*** 2024-01-01 00:00:00.300000 [krsu.c:2]",
+                f"... Client received SQLNET call [kpurcs] response {msg}",
+            ]
+        )
+        + "\n"
+    )
+    result = analyze([str(trace)])
+    assert result.writes.height == 0
+    assert sorted(result.unmatched["kind"].to_list()) == ["client_recv", "client_send"]
