@@ -11,6 +11,7 @@ import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,7 @@ from analyzer.api import Options, ProgressHook, analyze
 from analyzer.archives import Limits
 from analyzer.errors import AnalyzerError, ExitCode, UsageError
 from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
+from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
 from analyzer.simulate.cli import simulate_command
 from analyzer.tables import parse_zones
 from analyzer.units import parse_size
@@ -162,6 +164,31 @@ def analyze_command(
             output.write_text(buffer.getvalue(), encoding="utf-8")
         else:
             render(result, sys.stdout, top)
+    if result.exit_code != ExitCode.OK:
+        raise typer.Exit(int(result.exit_code))
+
+
+class InventoryFormat(StrEnum):
+    """Values of `dgtrace inventory --format`."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+@app.command("inventory")
+def inventory_command(
+    paths: Annotated[list[str], typer.Argument(help="Trace files, directories, archives or globs.")],
+    output_format: Annotated[
+        InventoryFormat, typer.Option("--format", "-f", help="text or json.")
+    ] = InventoryFormat.TEXT,
+    tz: Annotated[list[str] | None, typer.Option("--tz", help="As for analyze: -07:00 or HOST=-07:00.")] = None,
+) -> None:
+    """List what an upload holds (files, their role, process, host, thread, version, time span) and what is missing."""
+    with _guard():
+        with _progress() as hook:
+            result = analyze(paths, Options(zones=parse_zones(tz or [])), progress=hook)
+        render = render_inventory_json if output_format is InventoryFormat.JSON else render_inventory_text
+        render(result, sys.stdout)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
 

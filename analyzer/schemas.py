@@ -138,6 +138,26 @@ WARNINGS = schema(
 )
 
 
+#: one row per file found by `dgtrace inventory`
+INVENTORY = schema(
+    file=pl.String,
+    role=pl.String,
+    process=pl.String,
+    instance=pl.String,
+    host=pl.String,
+    thread=pl.Int64,
+    pid=pl.Int64,
+    version=pl.String,
+    first_at=UTC,
+    last_at=UTC,
+    lines=pl.Int64,
+    unparsed=pl.Int64,
+    messages=pl.Int64,
+    waits=pl.Int64,
+    lgwr_warnings=pl.Int64,
+)
+
+
 def empty(columns: pl.Schema) -> pl.DataFrame:
     """An empty frame with the given schema."""
     return pl.DataFrame(schema=columns)

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import api, insights
+from analyzer import api, insights, inventory
 from analyzer.summary import component_stats, histogram, time_shares, verdict_totals
 
 SCHEMA_VERSION = 1
@@ -39,28 +39,12 @@ def _iso(value: object) -> str | None:
 
 
 def notes(a: api.Analysis) -> list[str]:
-    """Plain-language caveats: assumptions made and what could not be done."""
-    out = []
-    roles = {f.tables.info.role for f in a.files}
-    if "standby" not in roles:
-        out.append("no standby RFS trace: the network/RFS split is unavailable")
-    if "primary" not in roles:
-        out.append("no primary NSS/LNS/LGWR trace with 16410 messages: write totals are unavailable")
-    assumed = [f.source.label for f in a.files if f.tables.zone.startswith("assumed")]
-    if assumed:
-        out.append(
-            f"{len(assumed)} file(s) have no time zone and none was given (--tz): "
-            "UTC assumed for display; durations are unaffected"
-        )
+    """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
+    out = inventory.findings(a)
     if a.writes.height and a.writes["warning"].is_not_null().any():
         out.append(
             f"{a.writes['warning'].is_not_null().sum()} write(s) have a negative component (see their 'warning')"
         )
-    standby_files = [f for f in a.files if f.tables.info.role == "standby"]
-    if standby_files and not any(f.tables.waits.height for f in standby_files):
-        out.append("RFS traces have no 10046 WAIT lines: rfs_io cannot be told from rfs_other")
-    errors = [f"{f.source.label}: {f.stats.error}" for f in a.files if f.stats.error]
-    out += [f"read stopped early: {e}" for e in errors]
     return out
 
 
@@ -161,5 +145,8 @@ def document(a: api.Analysis, top: int) -> dict[str, Any]:
 def short_label(label: str, labels: list[str]) -> str:
     """A label relative to the common directory of all labels (for terminal tables)."""
     parents = [os.path.dirname(x) for x in labels]
-    common = os.path.commonpath(parents) if parents and all(parents) else ""
+    try:
+        common = os.path.commonpath(parents) if parents and all(parents) else ""
+    except ValueError:  # absolute and relative paths mixed
+        return label
     return os.path.relpath(label, common) if common else label

@@ -20,7 +20,8 @@ from analyzer.summary import component_stats, histogram, verdict_totals
 _VERDICT_STYLE = {"network": "yellow", "rfs_io": "red", "rfs_other": "magenta"}
 
 
-def _table(title: str, console: Console, *columns: str) -> Table:
+def make_table(title: str, console: Console, *columns: str) -> Table:
+    """A titled table: box drawing on a terminal, plain ASCII otherwise; numbers right-aligned."""
     plain = not console.is_terminal
     table = Table(
         title=title,
@@ -45,7 +46,7 @@ def _ms(value: Any) -> str:
 
 def _files(a: Analysis, console: Console) -> Table:
     labels = [f.source.label for f in a.files]
-    t = _table(
+    t = make_table(
         "Files",
         console,
         "file",
@@ -95,7 +96,7 @@ def _matching(a: Analysis) -> Text:
 
 
 def _stats(a: Analysis, console: Console) -> Table:
-    t = _table("Components (ms)", console, "component", "count", "mean", "p50", "p90", "p99", "max")
+    t = make_table("Components (ms)", console, "component", "count", "mean", "p50", "p90", "p99", "max")
     for row in component_stats(a.writes).iter_rows():
         t.add_row(row[0], str(row[1]), *(_ms(v) for v in row[2:]))
     return t
@@ -104,7 +105,7 @@ def _stats(a: Analysis, console: Console) -> Table:
 def _histogram(a: Analysis, console: Console) -> Table:
     hists = {c: dict(histogram(a.writes, c).iter_rows()) for c in doc.HISTOGRAM_COMPONENTS}
     buckets = max(hists.values(), key=len).keys() if a.writes.height else []
-    t = _table(
+    t = make_table(
         "Histogram (writes per bucket, as V$EVENT_HISTOGRAM)",
         console,
         "ms",
@@ -116,7 +117,7 @@ def _histogram(a: Analysis, console: Console) -> Table:
 
 
 def _verdicts(a: Analysis, console: Console) -> Table:
-    t = _table("Verdicts", console, "verdict", "writes", "total ms", "slow writes", "slow total ms")
+    t = make_table("Verdicts", console, "verdict", "writes", "total ms", "slow writes", "slow total ms")
     for verdict, writes, total, slow, slow_total in verdict_totals(a.writes).iter_rows():
         t.add_row(
             Text(verdict or "", style=_VERDICT_STYLE.get(verdict or "", "")),
@@ -130,7 +131,7 @@ def _verdicts(a: Analysis, console: Console) -> Table:
 
 def _top(a: Analysis, console: Console, top: int) -> Table:
     labels = [f.source.label for f in a.files]
-    t = _table(
+    t = make_table(
         f"Top {top} slowest writes",
         console,
         "sent (UTC)",
@@ -164,7 +165,7 @@ def _top(a: Analysis, console: Console, top: int) -> Table:
 
 def _warnings(a: Analysis, console: Console) -> Table:
     labels = [f.source.label for f in a.files]
-    t = _table(
+    t = make_table(
         "LGWR long-write warnings and their remote part",
         console,
         "at (UTC)",
@@ -199,7 +200,7 @@ def _warnings(a: Analysis, console: Console) -> Table:
 
 def _coverage(a: Analysis, console: Console) -> Table:
     labels = [f.source.label for f in a.files]
-    t = _table(
+    t = make_table(
         "Coverage (every line: parsed + ignored + unparsed)",
         console,
         "file",
@@ -224,7 +225,7 @@ def _coverage(a: Analysis, console: Console) -> Table:
 
 
 def _unmatched(a: Analysis, console: Console) -> Table:
-    t = _table("Unmatched messages by reason", console, "side", "reason", "count")
+    t = make_table("Unmatched messages by reason", console, "side", "reason", "count")
     for side, reason, count in a.unmatched.group_by("side", "reason").len().sort("len", descending=True).iter_rows():
         t.add_row(side, reason, str(count))
     return t
