@@ -15,6 +15,7 @@ import polars as pl
 from analyzer import parse
 from analyzer.archives import Limits
 from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings
+from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, ExitCode, NoInputError
 from analyzer.match import DEFAULT_WINDOW_S, match
 from analyzer.read import ReadStats, read_lines
@@ -33,6 +34,8 @@ class Options:
     zones: TimeZones = field(default_factory=TimeZones)
     #: how far (s) a msgid match may stray from the host pair's typical send->receive gap
     window_s: float = DEFAULT_WINDOW_S
+    #: `--clock-offset HOST=MS`: a standby host's clock minus the primary's, instead of the estimate
+    clock_offsets: dict[str, float] = field(default_factory=dict)
     #: safety limits for archives and compressed inputs
     limits: Limits = field(default_factory=Limits)
 
@@ -57,6 +60,8 @@ class Analysis:
     writes: pl.DataFrame
     unmatched: pl.DataFrame
     warnings: pl.DataFrame
+    #: clock offset per (primary host, standby host), schema CLOCK
+    clock: pl.DataFrame
     primary_exchanges: int
     standby_exchanges: int
 
@@ -99,6 +104,8 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
         or [empty(WAITS).with_columns(file=pl.lit(None, pl.String), stream=pl.lit(None, pl.String), ord=pl.col("line"))]
     )
     writes = attribute(matched.exchanges, waits, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
+    clock = estimate_offsets(writes, options.clock_offsets)
+    writes = one_way(writes, clock)
     warnings = tie_warnings(_lgwr(files), writes)
     return Analysis(
         options,
@@ -107,6 +114,7 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
         writes,
         matched.unmatched.cast(UNMATCHED),
         warnings,
+        clock,
         matched.primary_exchanges,
         matched.standby_exchanges,
     )

@@ -79,6 +79,12 @@ def attribute(exchanges: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float 
         standby_line=pl.col("recv_line"),
         primary_host=pl.col("p_host"),
         standby_host=pl.col("s_host"),
+        received_at=pl.col("t2"),
+        finished_at=pl.col("t3"),
+        acked_at=pl.col("t4"),
+        net_out_ms=pl.lit(None, pl.Float64),  # filled by analyzer.clock once the offset is known
+        net_back_ms=pl.lit(None, pl.Float64),
+        clock_bound_ms=pl.lit(None, pl.Float64),
     )
     return w.select(WRITES.names()).cast(WRITES).sort("sent_at", "thread")
 

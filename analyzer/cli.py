@@ -27,7 +27,7 @@ from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
 from analyzer.simulate.cli import simulate_command
 from analyzer.tables import parse_zones
-from analyzer.units import parse_size
+from analyzer.units import parse_clock_offsets, parse_size
 
 app = typer.Typer(
     help="Explain slow Oracle Data Guard SYNC commits from event 16410 / 10046 trace files.",
@@ -135,6 +135,12 @@ def analyze_command(
         Path | None,
         typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
     ] = None,
+    clock_offset: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--clock-offset", help="HOST=MS: that standby host's clock minus the primary's, instead of the estimate."
+        ),
+    ] = None,
     max_total: Annotated[
         str, typer.Option("--max-total-bytes", help="Stop reading archives past this much decompressed data.")
     ] = "64GiB",
@@ -155,7 +161,13 @@ def analyze_command(
             max_depth=max_depth,
             max_members=max_members,
         )
-        options = Options(threshold_ms=threshold, zones=parse_zones(tz or []), window_s=window, limits=limits)
+        options = Options(
+            threshold_ms=threshold,
+            zones=parse_zones(tz or []),
+            window_s=window,
+            limits=limits,
+            clock_offsets=parse_clock_offsets(clock_offset or []),
+        )
         with _progress() as hook:
             result = analyze(paths, options, progress=hook)
         if output:  # render first, so that a failed render leaves no empty report behind

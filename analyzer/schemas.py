@@ -92,6 +92,9 @@ WRITES = schema(
     rfs_io_ms=pl.Float64,
     rfs_other_ms=pl.Float64,
     resolution_ms=pl.Float64,
+    net_out_ms=pl.Float64,
+    net_back_ms=pl.Float64,
+    clock_bound_ms=pl.Float64,
     verdict=pl.String,
     slow=pl.Boolean,
     matched=pl.Boolean,
@@ -103,6 +106,22 @@ WRITES = schema(
     standby_line=pl.Int64,
     primary_host=pl.String,
     standby_host=pl.String,
+    received_at=UTC,
+    finished_at=UTC,
+    acked_at=UTC,
+)
+
+#: clock offset of each standby host relative to each primary host (NTP-style estimate)
+CLOCK = schema(
+    primary_host=pl.String,
+    standby_host=pl.String,
+    offset_ms=pl.Float64,
+    bound_ms=pl.Float64,
+    writes_used=pl.Int64,
+    source=pl.String,
+    drift_ms=pl.Float64,
+    causal_violations=pl.Int64,
+    warning=pl.String,
 )
 
 #: messages of one side that found no partner, with the reason

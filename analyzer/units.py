@@ -35,3 +35,17 @@ def parse_offset(text: str) -> int:
     if hours > 14 or minutes >= 60:
         raise UsageError(f"bad time zone offset {text!r}: out of range")
     return sign * (hours * 60 + minutes)
+
+
+def parse_clock_offsets(specs: list[str]) -> dict[str, float]:
+    """`--clock-offset HOST=MS` values -> {host: ms}."""
+    out: dict[str, float] = {}
+    for spec in specs:
+        host, sep, value = spec.rpartition("=")
+        try:
+            out[host] = float(value)
+        except ValueError:
+            host = ""
+        if not sep or not host:
+            raise UsageError(f"bad --clock-offset {spec!r}: use HOST=MS, e.g. stby01=-2500")
+    return out

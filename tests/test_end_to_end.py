@@ -68,6 +68,11 @@ def test_analysis_agrees_with_truth(
         assert worst <= tolerance, f"{name}: off by {worst} ms"
     assert (both["sent_at"] == both["sent_at_got"]).all(), "sent_at must be the same UTC instant"
 
+    clock = result.clock
+    assert clock.height == 2 and (clock["causal_violations"] == 0).all()
+    for row in clock.iter_rows(named=True):  # the standby clock runs `skew` s ahead of the primaries
+        assert abs(row["offset_ms"] - skew * 1000) <= row["bound_ms"] + 1e-6, row
+
     slow = both.filter(pl.col("slow")).with_columns(
         dominant=pl.max_horizontal("network_ms", "rfs_io_ms", "rfs_other_ms") / pl.col("total_ms")
     )

@@ -88,6 +88,7 @@ def summary(a: api.Analysis, top: int) -> dict[str, Any]:
         "slow_time_shares": time_shares(w),
         "top": _rows(w.sort("total_ms", descending=True, nulls_last=True).head(top)),
         "lgwr_warnings": _rows(a.warnings),
+        "clock": _rows(a.clock),
         "notes": notes(a),
         "log_switches": log_switches(switches),
         "recommendations": [asdict(r) for r in advice],

@@ -198,6 +198,22 @@ def _warnings(a: Analysis, console: Console) -> Table:
     return t
 
 
+def _clock(a: Analysis, console: Console) -> Table:
+    title = "Clock offset: standby minus primary (from the writes with the smallest round trips)"
+    t = make_table(title, console, "primary", "standby", "offset ms", "bound ms", "writes used", "source", "note")
+    for r in a.clock.iter_rows(named=True):
+        t.add_row(
+            r["primary_host"] or "",
+            r["standby_host"] or "",
+            f"{r['offset_ms']:+,.3f}",
+            f"{r['bound_ms']:,.3f}",
+            str(r["writes_used"]),
+            r["source"],
+            r["warning"] or (f"{r['causal_violations']} causal violation(s)" if r["causal_violations"] else ""),
+        )
+    return t
+
+
 def _coverage(a: Analysis, console: Console) -> Table:
     labels = [f.source.label for f in a.files]
     t = make_table(
@@ -245,6 +261,8 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
             _top(a, console, top),
         ):
             console.print(table)
+    if a.clock.height:
+        console.print(_clock(a, console))
     if a.warnings.height:
         console.print(_warnings(a, console))
     if a.unmatched.height:

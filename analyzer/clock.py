@@ -1,0 +1,123 @@
+"""Clock stage: offset of each standby host against each primary host, from the data, as NTP does.
+
+For one write with t1 (primary sends), t2 (RFS receives), t3 (RFS finishes), t4 (primary gets
+the ack), the standby clock minus the primary clock is within
+    offset = ((t2 - t1) + (t3 - t4)) / 2  +/-  (round trip / 2 + stamp resolution)
+where the round trip is (t4 - t1) - (t3 - t2) = network_ms (and the resolution is that of one host's
+stamps: truncating all four moves the estimate by less than one resolution step). The writes with the smallest round
+trips bound it best: the estimate is the intersection of their intervals (its half-width is the
+stated bound). With the offset, each write's network time splits into outbound and return, and
+standby times can be put on the primary's timeline, where send < receive < finish < ack must hold.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analyzer.schemas import CLOCK
+
+#: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
+BEST_SHARE = 0.05
+BEST_MIN = 5
+#: one-way delays are meaningful when the bound is under this share of a typical one-way delay
+MEANINGFUL = 0.5
+
+
+def _ms(end: str, start: str) -> pl.Expr:
+    return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
+
+
+def _per_write(writes: pl.DataFrame) -> pl.DataFrame:
+    both = writes.filter(pl.col("matched"))
+    return both.with_columns(
+        _offset=(_ms("received_at", "sent_at") + _ms("finished_at", "acked_at")) / 2,
+        # truncation moves the offset by at most one stamp resolution (half the sum of both sides')
+        _half=pl.col("network_ms").clip(lower_bound=0) / 2 + pl.col("resolution_ms") / 2,
+    )
+
+
+def _estimate(rows: pl.DataFrame) -> tuple[float, float, int, str | None]:
+    """(offset, bound, writes used, warning) from one host pair's writes."""
+    take = max(BEST_MIN, int(rows.height * BEST_SHARE))
+    best = rows.sort("network_ms").head(take)
+    low = float((best["_offset"] - best["_half"]).max())  # type: ignore[arg-type]
+    high = float((best["_offset"] + best["_half"]).min())  # type: ignore[arg-type]
+    if low <= high:
+        return (low + high) / 2, (high - low) / 2, best.height, None
+    middle = float(best["_offset"].median())  # type: ignore[arg-type]
+    bound = float(best["_half"].max())  # type: ignore[arg-type]
+    return middle, bound, best.height, "the best writes disagree beyond their bounds (clock steps or drift?)"
+
+
+def _drift(rows: pl.DataFrame) -> tuple[float | None, str | None]:
+    """Offset of the second half of the trace minus that of the first, and a warning if significant."""
+    if rows.height < 4 * BEST_MIN:
+        return None, None
+    rows = rows.sort("sent_at")
+    half = rows.height // 2
+    first, second = rows.head(half), rows.tail(rows.height - half)
+    (o1, b1, _, _), (o2, b2, _, _) = _estimate(first), _estimate(second)
+    warning = f"the offset moved {o2 - o1:+.3f} ms during the trace (clock drift)" if abs(o2 - o1) > b1 + b2 else None
+    return o2 - o1, warning
+
+
+def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = None) -> pl.DataFrame:
+    """One row per (primary_host, standby_host) with matched writes (schema `CLOCK`).
+
+    `overrides` (`--clock-offset HOST=MS`) fixes a standby host's offset; its bound is 0.
+    """
+    overrides = overrides or {}
+    per_write = _per_write(writes)
+    rows = []
+    for (p_host, s_host), group in per_write.group_by("primary_host", "standby_host", maintain_order=True):
+        given = overrides.get(str(s_host)) if s_host is not None else None
+        if given is not None:
+            rows.append({"offset_ms": given, "bound_ms": 0.0, "writes_used": 0, "source": "--clock-offset"})
+        else:
+            offset, bound, used, warning = _estimate(group)
+            drift, moved = _drift(group)
+            typical = float(group.select(pl.col("network_ms").median()).item() or 0.0) / 2  # a one-way delay
+            vague = (
+                f"one-way delays are not meaningful: bound {bound:.3f} ms against ~{typical:.3f} ms each way"
+                if bound >= MEANINGFUL * typical
+                else None
+            )
+            note = "; ".join(w for w in (warning, moved, vague) if w) or None
+            rows.append(
+                {
+                    "offset_ms": offset,
+                    "bound_ms": bound,
+                    "writes_used": used,
+                    "source": "estimated",
+                    "drift_ms_per_hour": drift,
+                    "warning": note,
+                }
+            )
+        rows[-1].update(primary_host=p_host, standby_host=s_host)
+    clock = pl.from_dicts(rows, schema=CLOCK) if rows else pl.DataFrame(schema=CLOCK)
+    return clock.with_columns(causal_violations=_violations(writes, clock))
+
+
+def one_way(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
+    """Fill net_out_ms, net_back_ms and clock_bound_ms from the host pair's offset."""
+    offsets = clock.select("primary_host", "standby_host", _off="offset_ms", _bound="bound_ms")
+    joined = writes.join(offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True)
+    return joined.with_columns(
+        net_out_ms=_ms("received_at", "sent_at") - pl.col("_off"),
+        net_back_ms=_ms("acked_at", "finished_at") + pl.col("_off"),
+        clock_bound_ms=pl.col("_bound"),
+    ).drop("_off", "_bound")
+
+
+def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:
+    """Per host pair: writes whose shifted receive or finish falls outside [send, ack] beyond the bound."""
+    if not clock.height:
+        return pl.Series("causal_violations", [], dtype=pl.Int64)
+    shifted = one_way(writes.filter(pl.col("matched")), clock)
+    slack = pl.col("clock_bound_ms") + pl.col("resolution_ms")
+    bad = shifted.with_columns(_bad=(pl.col("net_out_ms") < -slack) | (pl.col("net_back_ms") < -slack))
+    counts = bad.group_by("primary_host", "standby_host").agg(n=pl.col("_bad").sum().cast(pl.Int64))
+    merged = clock.select("primary_host", "standby_host").join(
+        counts, on=["primary_host", "standby_host"], how="left", nulls_equal=True
+    )
+    return merged["n"].fill_null(0).alias("causal_violations")
