@@ -60,6 +60,7 @@ def findings(a: Analysis) -> list[str]:
             out.append(f"RFS trace {f.source.label} has no 10046 WAIT lines: rfs_io cannot be told from rfs_other")
     if messages and not any(f.tables.lgwr.height for f in a.files):
         out.append("no LGWR trace with long-write warnings: warnings cannot be tied to remote writes")
+    out += [f"{f.source.label}: {f.tables.tim.warning}" for f in a.files if f.tables.tim.warning]
     out += _coverage_findings(a)
     assumed = [f for f in a.files if f.tables.zone.startswith("assumed")]
     if assumed:

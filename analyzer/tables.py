@@ -18,6 +18,7 @@ import polars as pl
 from analyzer.classify import FileInfo, classify_file
 from analyzer.parse import Parsed
 from analyzer.schemas import EVENTS, UTC
+from analyzer.tim import TimClock, read_tim, wait_times
 from analyzer.units import parse_offset
 
 FORWARD_KINDS = ("client_send", "server_recv", "server_done")
@@ -52,6 +53,8 @@ class FileTables:
     zone: str
     first_at: datetime | None
     last_at: datetime | None
+    #: how the file's 10046 tim maps to UTC
+    tim: TimClock = field(default_factory=lambda: TimClock("none"))
 
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
@@ -122,6 +125,10 @@ def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -
     info = classify_file(label, name, t["header"], t["messages"])
     has_iso = t["adr"]["utc_offset_min"].is_not_null().any()
     fallback, source = zones.for_host(info.host)
+    assumed = source.startswith("assumed") and not has_iso
+    tim = read_tim(t["waits"], t["adr"], fallback, zone_known=not assumed)
+    if assumed and tim.inferred_zone_min is not None:
+        fallback, source = tim.inferred_zone_min, f"inferred from epoch tim ({_offset_text(tim.inferred_zone_min)})"
     zone = "ISO ADR lines of the file" if has_iso else source
     events = to_utc(associate(t["messages"], t["krs"]), t["adr"], fallback)
     stream = _stream(label, t["header"], t["markers"])
@@ -138,8 +145,13 @@ def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -
     lgwr = to_utc(_lgwr_times(t["lgwr"], t["adr"]), t["adr"], fallback)
     times = pl.concat([t["adr"].select("local"), t["krs"].select("local")])["local"]
     first_at, last_at = _span(times, t["adr"], fallback)
-    waits = t["waits"].with_columns(file=pl.lit(label), stream=stream, ord=pl.col("line"))
-    return FileTables(info, events, waits, lgwr.with_columns(file=pl.lit(label)), zone, first_at, last_at)
+    waits = wait_times(t["waits"], tim).with_columns(file=pl.lit(label), stream=stream, ord=pl.col("line"))
+    return FileTables(info, events, waits, lgwr.with_columns(file=pl.lit(label)), zone, first_at, last_at, tim)
+
+
+def _offset_text(minutes: int) -> str:
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 def _stream(label: str, header: pl.DataFrame, markers: pl.DataFrame) -> pl.Expr:

@@ -54,7 +54,7 @@ def test_markdown_without_matched_writes() -> None:
     text = out.getvalue()
     assert "**No remote write was matched: there is no breakdown to give.**" in text
     assert "No recommendation: no remote write was matched." in text
-    assert "| 2014-12-02 08:46:29.211000 | 1 | 1584 | 117450 |  |  | 1.127 | -0.127 | one side only |  |" in text
+    assert "| 2014-12-02 15:46:29.211000 | 1 | 1584 | 117450 |  |  | 1.127 | -0.127 | one side only |  |" in text
     assert "| standby | no primary write with this thread/seq/msgid/oper in the time window | 66 |" in text
 
 

@@ -112,6 +112,7 @@ def files(a: api.Analysis) -> list[dict[str, Any]]:
                 "first_at": _iso(f.tables.first_at),
                 "last_at": _iso(f.tables.last_at),
                 "time_zone": f.tables.zone,
+                "tim": {"kind": f.tables.tim.kind, "factor": f.tables.tim.factor, "anchors": f.tables.tim.anchors},
                 "messages": f.parsed.tables["messages"].height,
                 "evidence": info.evidence,
                 "skipped": None,

@@ -1,0 +1,99 @@
+"""10046 `tim` of a trace file: epoch or counter, anchored to the ADR wall-clock lines.
+
+`tim` is Unix-epoch microseconds on Linux up to 12.1 and a non-epoch counter from 12.2 on
+(../shared/reference/trace-formats.md section 2.3). Each ADR `***` line is paired with the first
+WAIT line after it (both are written at about the same moment); from those anchors we tell the
+kind, the offset to UTC, and whether `tim` runs 1000/1024 slow against the wall clock (the known
+`ns >> 10` unit bug), in which case `tim` deltas and `ela` are scaled back. With epoch `tim` and no
+zone in the file, the anchors also give the file's UTC offset (to the quarter hour).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+#: a tim within this much of the ADR wall clock (any zone) is Unix-epoch microseconds
+EPOCH_WINDOW_US = 26 * 3600 * 1_000_000
+#: the unit bug: tim and ela count units of 1024 ns
+BUG_FACTOR = 1.024
+#: slope tolerance when telling 1.0 from 1.024 (needs anchors spread over `MIN_SPAN_US`)
+SLOPE_TOLERANCE = 0.004
+MIN_SPAN_US = 2 * 1_000_000
+
+
+@dataclass(frozen=True)
+class TimClock:
+    """How to turn a file's `tim` into UTC: utc_us = tim * factor + offset_us."""
+
+    kind: str
+    offset_us: float | None = None
+    factor: float = 1.0
+    anchors: int = 0
+    #: the file's UTC offset found from epoch tim (minutes), when its lines carry no zone
+    inferred_zone_min: int | None = None
+    warning: str | None = None
+
+
+def anchors(waits: pl.DataFrame, adr: pl.DataFrame, zone_min: int) -> pl.DataFrame:
+    """(adr_utc_us, tim) pairs: each ADR line with the first WAIT line after it, before the next ADR line."""
+    clock = adr.sort("line").with_columns(
+        next_adr=pl.col("line").shift(-1),
+        adr_utc_us=(
+            pl.col("local").dt.epoch("us") - pl.col("utc_offset_min").cast(pl.Int64).fill_null(zone_min) * 60_000_000
+        ),
+    )
+    first = waits.sort("line").select(wait_line="line", tim="tim")
+    paired = clock.join_asof(first, left_on="line", right_on="wait_line", strategy="forward", check_sortedness=False)
+    keep = pl.col("wait_line").is_not_null() & (
+        pl.col("next_adr").is_null() | (pl.col("wait_line") < pl.col("next_adr"))
+    )
+    return paired.filter(keep).select("adr_utc_us", "tim", has_zone=pl.col("utc_offset_min").is_not_null())
+
+
+def read_tim(waits: pl.DataFrame, adr: pl.DataFrame, zone_min: int, zone_known: bool) -> TimClock:
+    """Tell epoch from counter tim, fit the unit, and anchor it to UTC."""
+    pairs = anchors(waits, adr, zone_min)
+    if not pairs.height:
+        return TimClock("none" if not waits.height else "unanchored")
+    gap = pairs.select((pl.col("adr_utc_us") - pl.col("tim")).abs().median()).item()
+    factor, warning = _unit(pairs)
+    if gap is not None and gap < EPOCH_WINDOW_US and factor == 1.0:
+        inferred = None if zone_known else _zone(pairs)
+        return TimClock("epoch", 0.0, 1.0, pairs.height, inferred, warning)
+    offset = pairs.select((pl.col("adr_utc_us") - pl.col("tim") * factor).median()).item()
+    return TimClock("counter", float(offset), factor, pairs.height, None, warning)
+
+
+def _unit(pairs: pl.DataFrame) -> tuple[float, str | None]:
+    """1.024 when tim runs 1000/1024 slow against the ADR lines, with a warning; else 1.0."""
+    span = pairs.select(pl.col("tim").max() - pl.col("tim").min()).item()
+    if pairs.height < 3 or span < MIN_SPAN_US:
+        return 1.0, None
+    slope = pairs.select(pl.cov("adr_utc_us", "tim") / pl.col("tim").var()).item()
+    if abs(slope - BUG_FACTOR) < SLOPE_TOLERANCE:
+        return (
+            BUG_FACTOR,
+            "tim runs 1000/1024 slow against the wall clock (ns >> 10 unit bug): tim and ela scaled by 1.024",
+        )
+    if abs(slope - 1.0) > SLOPE_TOLERANCE:
+        return 1.0, f"tim and the wall clock disagree: {slope:.4f} wall seconds per tim second"
+    return 1.0, None
+
+
+def _zone(pairs: pl.DataFrame) -> int:
+    """The UTC offset of ADR lines written without a zone, from epoch tim (to the quarter hour)."""
+    local_minus_utc = pairs.select((pl.col("adr_utc_us") - pl.col("tim")).median()).item()
+    return round(float(local_minus_utc) / 60_000_000 / 15) * 15
+
+
+def wait_times(waits: pl.DataFrame, clock: TimClock) -> pl.DataFrame:
+    """Add `end_at` (UTC) and scale `ela_us` by the clock's factor."""
+    if clock.offset_us is None:
+        return waits.with_columns(end_at=pl.lit(None, pl.Datetime("us", "UTC")))
+    end_us = (pl.col("tim") * clock.factor + clock.offset_us).round().cast(pl.Int64)
+    return waits.with_columns(
+        end_at=pl.from_epoch(end_us, time_unit="us").dt.replace_time_zone("UTC"),
+        ela_us=(pl.col("ela_us") * clock.factor).round().cast(pl.Int64),
+    )

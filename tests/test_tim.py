@@ -1,0 +1,69 @@
+"""10046 tim: epoch or counter, anchored to ADR lines; the ns >> 10 unit bug; zone from epoch tim."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analyzer.api import Options, analyze
+from analyzer.simulate.options import SimOptions
+from analyzer.simulate.runner import simulate
+from analyzer.tables import TimeZones
+from tests.conftest import PAPER
+
+
+def _standby(result):  # type: ignore[no-untyped-def]
+    return [f for f in result.files if f.tables.info.role == "standby"]
+
+
+def test_paper_rfs_tim_is_epoch_and_gives_the_zone() -> None:
+    """The paper's host ran at UTC-7: its epoch tim says so, without --tz."""
+    result = analyze([str(PAPER / "stby01")])
+    for f in _standby(result):
+        assert (f.tables.tim.kind, f.tables.tim.inferred_zone_min) == ("epoch", -420)
+        assert f.tables.zone == "inferred from epoch tim (-07:00)"
+    w = result.writes.filter(msgid=117468).row(0, named=True)
+    assert w["received_at"].isoformat() == "2014-12-02T15:46:34.598000+00:00"
+
+
+@pytest.mark.parametrize(("generation", "zone_min"), [("12.1", 330), ("19c", 330)])
+def test_wait_ends_are_anchored_to_the_wall_clock(tmp_path: Path, generation: str, zone_min: int) -> None:
+    """Each `RFS write` wait, anchored, ends just before the krs stamp that follows it (< 1 ms)."""
+    simulate(tmp_path / "set", SimOptions(format_version=generation, writes=300, standby_tz="+05:30", seed=3))
+    result = analyze([str(tmp_path / "set")], Options(zones=TimeZones(per_host={"stby01": zone_min})))
+    for f in _standby(result):
+        assert f.tables.tim.kind == ("epoch" if generation == "12.1" else "counter")
+        stamps = f.parsed.tables["krs"].select(
+            stamp_line="line", stamp_at=(pl.col("local") - pl.duration(minutes=zone_min)).dt.replace_time_zone("UTC")
+        )
+        writes = f.tables.waits.filter(pl.col("event") == "RFS write").sort("line")
+        paired = writes.join_asof(stamps, left_on="line", right_on="stamp_line", strategy="forward")
+        lead = (paired["stamp_at"] - paired["end_at"]).dt.total_microseconds()
+        assert lead.min() >= -1 and lead.max() < 1_000, (lead.min(), lead.max())
+
+
+def test_unit_bug_is_detected_and_corrected(tmp_path: Path) -> None:
+    """tim and ela counting 1024 ns units: detected from the ADR anchors, ela scaled back."""
+    simulate(tmp_path / "set", SimOptions(format_version="19c", writes=2000, seed=9))
+    clean = analyze([str(tmp_path / "set")])
+    for rfs in (tmp_path / "set").rglob("*_rfs_*.trc"):
+        text = rfs.read_text()
+        first = int(re.search(r"tim=(\d+)", text).group(1))  # type: ignore[union-attr]
+
+        def slow(m: re.Match[str]) -> str:
+            return f"ela={m.group(1)}{round(int(m.group(2)) / 1.024)}"
+
+        def slow_tim(m: re.Match[str], first: int = first) -> str:
+            return f"tim={first + round((int(m.group(1)) - first) / 1.024)}"
+
+        text = re.sub(r"tim=(\d+)", slow_tim, text)
+        rfs.write_text(re.sub(r"ela=( ?)(\d+)", slow, text))
+    bugged = analyze([str(tmp_path / "set")])
+    for f in _standby(bugged):
+        assert f.tables.tim.factor == 1.024
+        assert "unit bug" in (f.tables.tim.warning or "")
+    both = clean.writes.join(bugged.writes, on=["thread", "msgid"], suffix="_bug")
+    assert (both["rfs_io_ms"] - both["rfs_io_ms_bug"]).abs().max() < 0.01  # type: ignore[operator]
