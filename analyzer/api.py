@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import polars as pl
 
@@ -17,7 +18,7 @@ from analyzer.archives import Limits
 from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, ExitCode, NoInputError
-from analyzer.match import DEFAULT_WINDOW_S, match
+from analyzer.match import DEFAULT_WINDOW_S, Matched, match
 from analyzer.read import ReadStats, read_lines
 from analyzer.schemas import EVENTS, UNMATCHED, UNPARSED, WAITS, WARNINGS, WRITES, empty
 from analyzer.sources import Skipped, Source, discover
@@ -36,6 +37,9 @@ class Options:
     window_s: float = DEFAULT_WINDOW_S
     #: `--clock-offset HOST=MS`: a standby host's clock minus the primary's, instead of the estimate
     clock_offsets: dict[str, float] = field(default_factory=dict)
+    #: only writes sent in [since, until) (UTC); None means open
+    since: datetime | None = None
+    until: datetime | None = None
     #: safety limits for archives and compressed inputs
     limits: Limits = field(default_factory=Limits)
 
@@ -105,18 +109,17 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     )
     writes = attribute(matched.exchanges, waits, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
     clock = estimate_offsets(writes, options.clock_offsets)
-    writes = one_way(writes, clock)
-    warnings = tie_warnings(_lgwr(files), writes)
+    writes = one_way(writes, clock).filter(_window(options, "sent_at"))
+    warnings = tie_warnings(_lgwr(files), writes).filter(_window(options, "at"))
     return Analysis(
         options,
         files,
         skipped,
         writes,
-        matched.unmatched.cast(UNMATCHED),
+        matched.unmatched.cast(UNMATCHED).filter(_window(options, "at")),
         warnings,
         clock,
-        matched.primary_exchanges,
-        matched.standby_exchanges,
+        *_exchange_counts(matched, writes, options),
     )
 
 
@@ -144,6 +147,23 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
         if progress:
             progress("", len(files), len(sources))
     return analyze_files(files, skipped, options)
+
+
+def _exchange_counts(matched: Matched, writes: pl.DataFrame, options: Options) -> tuple[int, int]:
+    """Writes seen on each side: all of them, or those inside --since/--until."""
+    if options.since is None and options.until is None:
+        return matched.primary_exchanges, matched.standby_exchanges
+    return int(writes["primary_file"].is_not_null().sum()), int(writes["standby_file"].is_not_null().sum())
+
+
+def _window(options: Options, column: str) -> pl.Expr:
+    """Rows inside --since / --until (rows without a time are kept)."""
+    keep = pl.lit(True)
+    if options.since is not None:
+        keep = keep & (pl.col(column) >= options.since)
+    if options.until is not None:
+        keep = keep & (pl.col(column) < options.until)
+    return keep.fill_null(True)
 
 
 #: a file's place in its process: (stream prefix, rank of the file among that process's segments)

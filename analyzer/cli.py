@@ -27,7 +27,7 @@ from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
 from analyzer.simulate.cli import simulate_command
 from analyzer.tables import parse_zones
-from analyzer.units import parse_clock_offsets, parse_size
+from analyzer.units import parse_clock_offsets, parse_instant, parse_size
 
 app = typer.Typer(
     help="Explain slow Oracle Data Guard SYNC commits from event 16410 / 10046 trace files.",
@@ -135,6 +135,10 @@ def analyze_command(
         Path | None,
         typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
     ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only writes sent at or after this ISO-8601 time (local at --tz).")
+    ] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Only writes sent before this ISO-8601 time.")] = None,
     clock_offset: Annotated[
         list[str] | None,
         typer.Option(
@@ -161,9 +165,12 @@ def analyze_command(
             max_depth=max_depth,
             max_members=max_members,
         )
+        zones = parse_zones(tz or [])
         options = Options(
             threshold_ms=threshold,
-            zones=parse_zones(tz or []),
+            zones=zones,
+            since=parse_instant(since, zones.default_min, "--since") if since else None,
+            until=parse_instant(until, zones.default_min, "--until") if until else None,
             window_s=window,
             limits=limits,
             clock_offsets=parse_clock_offsets(clock_offset or []),

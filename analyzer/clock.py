@@ -61,6 +61,16 @@ def _drift(rows: pl.DataFrame) -> tuple[float | None, str | None]:
     return o2 - o1, warning
 
 
+def _zone_hint(offset_ms: float) -> str | None:
+    """An offset of whole quarter hours is a time zone, not a clock: say so."""
+    quarters = round(offset_ms / 900_000)
+    if quarters and abs(offset_ms - quarters * 900_000) < 60_000:
+        hours, minutes = divmod(abs(quarters) * 15, 60)
+        sign = "+" if quarters > 0 else "-"
+        return f"{sign}{hours:02d}:{minutes:02d} looks like a time zone difference: check --tz for these hosts"
+    return None
+
+
 def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = None) -> pl.DataFrame:
     """One row per (primary_host, standby_host) with matched writes (schema `CLOCK`).
 
@@ -82,7 +92,7 @@ def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = 
                 if bound >= MEANINGFUL * typical
                 else None
             )
-            note = "; ".join(w for w in (warning, moved, vague) if w) or None
+            note = "; ".join(w for w in (warning, moved, _zone_hint(offset), vague) if w) or None
             rows.append(
                 {
                     "offset_ms": offset,

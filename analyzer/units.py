@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta, timezone
 
 from analyzer.errors import UsageError
 
@@ -49,3 +50,20 @@ def parse_clock_offsets(specs: list[str]) -> dict[str, float]:
         if not sep or not host:
             raise UsageError(f"bad --clock-offset {spec!r}: use HOST=MS, e.g. stby01=-2500")
     return out
+
+
+def parse_instant(text: str, default_offset_min: int | None, option: str = "--since") -> datetime:
+    """ISO-8601 with or without offset (`2014-12-02T08:46:30-07:00`, `2014-12-02 08:46:30`) -> UTC.
+
+    A time without an offset is local time at `default_offset_min` (the `--tz` offset), else UTC.
+    """
+    raw = text.strip().replace("Z", "+00:00").replace("z", "+00:00")
+    try:
+        when = datetime.fromisoformat(raw)
+    except ValueError:
+        raise UsageError(
+            f"{option}: cannot read {text!r}; write e.g. 2024-12-09T06:43:00 or 2024-12-09T06:43:00+08:00"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone(timedelta(minutes=default_offset_min or 0)))
+    return when.astimezone(UTC)

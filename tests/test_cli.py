@@ -141,3 +141,38 @@ def test_long_error_is_one_line(tmp_path: Path) -> None:
     deep = tmp_path / ("x" * 120) / "missing.trc"
     result = invoke(["analyze", str(deep)], code=ExitCode.USAGE)
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("dgtrace: error: ")
+
+
+def test_since_until_with_offsets_of_either_sign() -> None:
+    """The same window written at UTC-7, at UTC+5:30, in UTC, and as local time at --tz."""
+    expected = None
+    for since, until in [
+        ("2014-12-02T08:46:49-07:00", "2014-12-02T08:47:00-07:00"),
+        ("2014-12-02T21:16:49+05:30", "2014-12-02T21:17:00+05:30"),
+        ("2014-12-02T15:46:49Z", "2014-12-02T15:47:00Z"),
+        ("2014-12-02 08:46:49", "2014-12-02 08:47:00"),
+    ]:
+        args = ["analyze", PAPER, "--tz", "-07:00", "--format", "json", "--since", since, "--until", until]
+        doc = json.loads(invoke(args).stdout)
+        msgids = [w["msgid"] for w in doc["writes"]]
+        assert msgids and all(w["sent_at"] >= "2014-12-02T15:46:49" for w in doc["writes"])
+        assert expected is None or msgids == expected
+        expected = msgids
+        assert doc["summary"]["primary_writes"] == len(msgids) and 124705 in msgids and 117468 not in msgids
+
+
+def test_bad_since_is_a_usage_error() -> None:
+    assert "--since: cannot read" in invoke(["analyze", PAPER, "--since", "yesterday"], code=ExitCode.USAGE).stderr
+
+
+def test_clock_offset_override() -> None:
+    doc = json.loads(
+        invoke(["analyze", PAPER, "--tz", "-07:00", "--format", "json", "--clock-offset", "stby01=0.25"]).stdout
+    )
+    clock = doc["summary"]["clock"]
+    assert {(c["standby_host"], c["offset_ms"], c["bound_ms"], c["source"]) for c in clock} == {
+        ("stby01", 0.25, 0.0, "--clock-offset")
+    }
+    w = next(w for w in doc["writes"] if w["msgid"] == 124705)
+    assert w["net_out_ms"] + w["net_back_ms"] == w["network_ms"]
+    assert w["net_out_ms"] == 137.0 - 0.25
