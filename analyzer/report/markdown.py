@@ -52,9 +52,9 @@ class Context:
         return f"{doc.short_label(label, self.labels)}:{line}" if label else ""
 
 
-def ms(value: float | None) -> str:
-    """Milliseconds with three decimals, empty when unknown."""
-    return "" if value is None else f"{value:,.3f}"
+def ms(value: float | None, resolution_ms: float | None = None) -> str:
+    """Milliseconds as the stamps allow (see `model.fmt_ms`), empty when unknown."""
+    return doc.fmt_ms(value, resolution_ms)
 
 
 def _at(value: datetime | None) -> str:
@@ -78,10 +78,10 @@ def top_table(c: Context, top: int) -> Table:
                 str(w["thread"]),
                 str(w["seq"]),
                 str(w["msgid"]),
-                ms(w["total_ms"]),
-                ms(w["network_ms"]),
+                ms(w["total_ms"], w["resolution_ms"]),
+                ms(w["network_ms"], w["resolution_ms"]),
                 ms(w["rfs_io_ms"]),
-                ms(w["rfs_other_ms"]),
+                ms(w["rfs_other_ms"], w["resolution_ms"]),
                 w["verdict"] or "one side only",
                 f"{(w['sent_at'] - switch).total_seconds():+.3f} s" if switch else "",
                 "\n".join(c.where(*side) for side in sides if side[0]),

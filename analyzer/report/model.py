@@ -144,6 +144,18 @@ def document(a: api.Analysis, top: int) -> dict[str, Any]:
     }
 
 
+def fmt_ms(value: float | None, resolution_ms: float | None = None) -> str:
+    """Milliseconds with as many decimals as the stamps allow (3 when the resolution is unknown).
+
+    A difference of millisecond stamps (resolution 1-2 ms) is shown without decimals, so a
+    0.3 ms split is never presented as a measured fact.
+    """
+    if value is None:
+        return ""
+    decimals = 3 if resolution_ms is None else 0 if resolution_ms >= 0.5 else 1 if resolution_ms >= 0.05 else 3
+    return f"{value:,.{decimals}f}"
+
+
 def short_label(label: str, labels: list[str]) -> str:
     """A label relative to the common directory of all labels (for terminal tables)."""
     parents = [os.path.dirname(x) for x in labels]

@@ -40,8 +40,8 @@ def make_table(title: str, console: Console, *columns: str) -> Table:
     return table
 
 
-def _ms(value: Any) -> str:
-    return "" if value is None else f"{value:,.3f}"
+def _ms(value: Any, resolution_ms: float | None = None) -> str:
+    return doc.fmt_ms(value, resolution_ms)
 
 
 def _files(a: Analysis, console: Console) -> Table:
@@ -153,10 +153,10 @@ def _top(a: Analysis, console: Console, top: int) -> Table:
             str(w["thread"]),
             str(w["seq"]),
             str(w["msgid"]),
-            _ms(w["total_ms"]),
-            _ms(w["network_ms"]),
+            _ms(w["total_ms"], w["resolution_ms"]),
+            _ms(w["network_ms"], w["resolution_ms"]),
             _ms(w["rfs_io_ms"]),
-            _ms(w["rfs_other_ms"]),
+            _ms(w["rfs_other_ms"], w["resolution_ms"]),
             Text(w["verdict"] or "one side only", style=_VERDICT_STYLE.get(w["verdict"] or "", "")),
             evidence,
         )
