@@ -153,7 +153,8 @@ def fmt_ms(value: float | None, resolution_ms: float | None = None) -> str:
     if value is None:
         return ""
     decimals = 3 if resolution_ms is None else 0 if resolution_ms >= 0.5 else 1 if resolution_ms >= 0.05 else 3
-    return f"{value:,.{decimals}f}"
+    text = f"{value:,.{decimals}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0"
 
 
 def short_label(label: str, labels: list[str]) -> str:
