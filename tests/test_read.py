@@ -7,11 +7,16 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analyzer.api import Options, analyze
+from analyzer.parse import merge, parse_chunk
 from analyzer.read import MAX_LINE_CHARS, ReadStats, read_lines
 from analyzer.tables import TimeZones
 from tests.conftest import PAPER
+
+PAPER_LINES = (PAPER / "stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_8801.trc").read_bytes().split(b"\n")[:80]
 
 
 def _read(data: bytes, chunk: int = 1 << 20) -> tuple[list[tuple[int, str]], ReadStats]:
@@ -76,3 +81,29 @@ def test_latin1_bytes_inside_a_trace_keep_the_writes(tmp_path: Path) -> None:
     damaged = next(f for f in result.files if "rfs_8801" in f.source.label)
     assert damaged.stats.lines_with_bad_bytes == 1
     assert damaged.parsed.lines == damaged.stats.lines
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=3000), st.integers(min_value=1, max_value=700))
+def test_random_bytes_are_read_and_every_line_accounted_for(data: bytes, chunk: int) -> None:
+    """Any bytes, any chunk size: no exception, and lines read = parsed + ignored + unparsed."""
+    stats = ReadStats()
+    parts = []
+    in_header = False
+    for lines in read_lines(io.BytesIO(data), stats, chunk_bytes=chunk):
+        part, in_header = parse_chunk(lines, in_header)
+        parts.append(part)
+    merged = merge(parts)
+    assert merged.lines == stats.lines == data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(PAPER_LINES), max_size=60), st.binary(max_size=40))
+def test_trace_lines_mixed_with_junk(picked: list[bytes], junk: bytes) -> None:
+    """Real-shaped lines shuffled with junk bytes: accounting holds and good lines still parse."""
+    data = b"\n".join([*picked, junk, *picked]) + b"\n"
+    stats = ReadStats()
+    merged = merge(parse_chunk(lines, False)[0] for lines in read_lines(io.BytesIO(data), stats, chunk_bytes=256))
+    assert merged.lines == stats.lines
+    messages = sum(1 for line in picked if b"msgid=" in line and b"SQLNET" in line)
+    assert merged.tables["messages"].height >= 2 * messages - 1
