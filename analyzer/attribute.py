@@ -24,18 +24,22 @@ def _ms(end: str, start: str) -> pl.Expr:
 
 
 def rfs_io(exchanges: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
-    """Sum of RFS I/O wait `ela` (ms) and their count per standby exchange (standby_stream, recv_ord).
+    """Per standby exchange (standby_stream, recv_ord): the RFS I/O wait time and count, and when
+    the first wait inside it started and the last one ended (UTC, from anchored `tim`).
 
-    A wait counts for a write when it stands between that write's `Server received` and
+    A wait belongs to a write when it stands between that write's `Server received` and
     `Server finished` lines of the same RFS process (`ord` orders lines across its segments).
     """
-    io = (
-        waits.filter(pl.col("event").is_in(RFS_IO_EVENTS))
-        .select(standby_stream="stream", wait_ord="ord", ela_us="ela_us")
-        .sort("wait_ord")
-    )
+    has_time = "end_at" in waits.columns
+    rows = waits.select(
+        standby_stream="stream",
+        wait_ord="ord",
+        ela_us="ela_us",
+        io=pl.col("event").is_in(RFS_IO_EVENTS),
+        end_at=pl.col("end_at") if has_time else pl.lit(None, pl.Datetime("us", "UTC")),
+    ).sort("wait_ord")
     spans = exchanges.filter(pl.col("standby_stream").is_not_null()).select("standby_stream", "recv_ord", "done_ord")
-    inside = io.join_asof(
+    inside = rows.join_asof(
         spans.sort("recv_ord"),
         left_on="wait_ord",
         right_on="recv_ord",
@@ -45,8 +49,23 @@ def rfs_io(exchanges: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
     )
     inside = inside.filter(pl.col("wait_ord") < pl.col("done_ord"))
     return inside.group_by("standby_stream", "recv_ord").agg(
-        rfs_io_ms=pl.col("ela_us").sum() / 1000.0, rfs_io_waits=pl.len()
+        rfs_io_ms=pl.col("ela_us").filter("io").sum() / 1000.0,
+        rfs_io_waits=pl.col("io").sum().cast(pl.Int64),
+        first_start=(pl.col("end_at") - pl.duration(microseconds=pl.col("ela_us"))).min(),
+        last_end=pl.col("end_at").max(),
     )
+
+
+def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
+    """A millisecond stamp narrowed by anchored wait times: the midpoint of what both allow.
+
+    A truncated stamp s means [s, s + resolution). RFS received the write before its first wait
+    started, and finished it after its last wait ended, which can shrink that interval.
+    """
+    s, step, edge = pl.col(stamp), pl.duration(microseconds=pl.col(res_us)), pl.col(bound)
+    low, high = (s, pl.min_horizontal(s + step, edge)) if before else (pl.max_horizontal(s, edge), s + step)
+    usable = (pl.col(res_us) >= 1000) & edge.is_not_null() & (low <= high)
+    return pl.when(usable).then(low + (high - low) / 2).otherwise(s)
 
 
 def attribute(exchanges: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_MS) -> pl.DataFrame:
@@ -79,8 +98,8 @@ def attribute(exchanges: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float 
         standby_line=pl.col("recv_line"),
         primary_host=pl.col("p_host"),
         standby_host=pl.col("s_host"),
-        received_at=pl.col("t2"),
-        finished_at=pl.col("t3"),
+        received_at=_refined("t2", "res2_us", "first_start", before=True),
+        finished_at=_refined("t3", "res3_us", "last_end", before=False),
         acked_at=pl.col("t4"),
         net_out_ms=pl.lit(None, pl.Float64),  # filled by analyzer.clock once the offset is known
         net_back_ms=pl.lit(None, pl.Float64),

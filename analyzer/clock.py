@@ -112,11 +112,11 @@ def one_way(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     """Fill net_out_ms, net_back_ms and clock_bound_ms from the host pair's offset."""
     offsets = clock.select("primary_host", "standby_host", _off="offset_ms", _bound="bound_ms")
     joined = writes.join(offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True)
-    return joined.with_columns(
-        net_out_ms=_ms("received_at", "sent_at") - pl.col("_off"),
-        net_back_ms=_ms("acked_at", "finished_at") + pl.col("_off"),
-        clock_bound_ms=pl.col("_bound"),
-    ).drop("_off", "_bound")
+    out = joined.with_columns(
+        net_out_ms=_ms("received_at", "sent_at") - pl.col("_off"), clock_bound_ms=pl.col("_bound")
+    )
+    # the return leg is the rest of the network time, so that out + back == network_ms exactly
+    return out.with_columns(net_back_ms=pl.col("network_ms") - pl.col("net_out_ms")).drop("_off", "_bound")
 
 
 def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:

@@ -26,7 +26,7 @@ def test_paper_rfs_tim_is_epoch_and_gives_the_zone() -> None:
         assert (f.tables.tim.kind, f.tables.tim.inferred_zone_min) == ("epoch", -420)
         assert f.tables.zone == "inferred from epoch tim (-07:00)"
     w = result.writes.filter(msgid=117468).row(0, named=True)
-    assert w["received_at"].isoformat() == "2014-12-02T15:46:34.598000+00:00"
+    assert w["received_at"].isoformat() == "2014-12-02T15:46:34.598323+00:00"  # refined by tim (below)
 
 
 @pytest.mark.parametrize(("generation", "zone_min"), [("12.1", 330), ("19c", 330)])
@@ -67,3 +67,18 @@ def test_unit_bug_is_detected_and_corrected(tmp_path: Path) -> None:
         assert "unit bug" in (f.tables.tim.warning or "")
     both = clean.writes.join(bugged.writes, on=["thread", "msgid"], suffix="_bug")
     assert (both["rfs_io_ms"] - both["rfs_io_ms_bug"]).abs().max() < 0.01  # type: ignore[operator]
+
+
+def test_millisecond_rfs_stamps_are_refined_by_tim() -> None:
+    """11.2: RFS received before its first wait started and finished after its last one ended."""
+    result = analyze([str(PAPER)], Options(zones=TimeZones(default_min=-420)))
+    w = result.writes.filter(msgid=117468).row(0, named=True)
+    # stamp .598 and the first wait (RFS random i/o, 298 us ending at .598944) started at .598646
+    assert w["received_at"].isoformat() == "2014-12-02T15:46:34.598323+00:00"
+    # stamp .761 and the RFS write ended at .761203
+    assert w["finished_at"].isoformat() == "2014-12-02T15:46:34.761601+00:00"
+    assert w["rfs_ms"] == 163.0  # the components stay those of the stamps, as the paper reads them
+    stamps = result.writes.filter("matched").select(
+        inside=(pl.col("received_at") - pl.col("received_at").dt.truncate("1ms")).dt.total_microseconds() < 1000
+    )
+    assert stamps["inside"].all()
