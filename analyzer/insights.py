@@ -413,6 +413,15 @@ def _zones(a: api.Analysis) -> str:
     return "; ".join(f"{label} ({_n(n, 'file')})" for label, n in sorted(counts.items()))
 
 
+def _clock(a: api.Analysis) -> str:
+    """`stby01 vs prim01: +0.004 ms +/- 0.503 ms (estimated)`, one per host pair."""
+    parts = [
+        f"{r['standby_host']} vs {r['primary_host']}: {r['offset_ms']:+,.3f} ms +/- {r['bound_ms']:,.3f} ms ({r['source']})"
+        for r in a.clock.iter_rows(named=True)
+    ]
+    return "; ".join(parts) or "unknown (no matched write)"
+
+
 def facts(a: api.Analysis, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The facts of an analysis in plain words: files, hosts, versions, time span, match rate, coverage."""
     infos = [f.tables.info for f in a.files]
@@ -428,6 +437,7 @@ def facts(a: api.Analysis, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Oracle versions", ", ".join(oracle_versions(a)) or "unknown"),
         ("Time span (UTC)", _span(a)),
         ("Time zones", _zones(a)),
+        ("Clock offset (standby - primary)", _clock(a)),
         (
             "Remote writes",
             f"{summary['primary_writes']:,} sent by the primary, {summary['standby_writes']:,} received by the"
