@@ -416,7 +416,8 @@ def _zones(a: api.Analysis) -> str:
 def _clock(a: api.Analysis) -> str:
     """`stby01 vs prim01: +0.004 ms +/- 0.503 ms (estimated)`, one per host pair."""
     parts = [
-        f"{r['standby_host']} vs {r['primary_host']}: {r['offset_ms']:+,.3f} ms +/- {r['bound_ms']:,.3f} ms ({r['source']})"
+        f"{r['standby_host']} vs {r['primary_host']}: {r['offset_ms']:+,.3f} ms"
+        f" +/- {r['bound_ms']:,.3f} ms ({r['source']})"
         for r in a.clock.iter_rows(named=True)
     ]
     return "; ".join(parts) or "unknown (no matched write)"
