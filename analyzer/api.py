@@ -250,6 +250,7 @@ def coverage(files: list[FileResult]) -> pl.DataFrame:
                 "parsed_by_family": dict(sorted(p.parsed.items())),
                 "ignored_by_category": dict(sorted(p.ignored.items())),
                 "lines_with_bad_bytes": f.stats.lines_with_bad_bytes,
+                "bad_byte_lines": f.stats.bad_lines,  # the first 100 line numbers
                 "crlf_lines": f.stats.crlf_lines,
                 "cut_lines": f.stats.cut_lines,
                 "unterminated_last_line": f.stats.unterminated_last_line,

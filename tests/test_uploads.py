@@ -117,3 +117,32 @@ def test_recreated_file_starts_a_new_incarnation(tmp_path: Path) -> None:
     result = analyze([str(trace)])
     assert result.writes.height == 0
     assert sorted(result.unmatched["kind"].to_list()) == ["client_recv", "client_send"]
+
+
+def test_nesting_bomb_and_encrypted_member_are_partial(tmp_path: Path) -> None:
+    good = (PAPER / "stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_8801.trc").read_bytes()
+    inner = good
+    name = "deep.trc"
+    for depth in range(4):  # deep.trc inside four nested zips
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            z.writestr(name, inner)
+        inner, name = buffer.getvalue(), f"level{depth}.zip"
+    upload = tmp_path / "upload.zip"
+    with zipfile.ZipFile(upload, "w") as z:
+        z.writestr("nested.zip", inner)
+        z.writestr("chicago1_rfs_8801.trc", good)
+        z.writestr("secret/chicago1_rfs_9999.trc", good[:2000])
+    raw = bytearray(upload.read_bytes())
+    member = b"secret/chicago1_rfs_9999.trc"
+    for signature, name_at, flag_at in ((b"PK\x03\x04", 30, 6), (b"PK\x01\x02", 46, 8)):  # local, central
+        at = raw.find(signature)
+        while raw[at + name_at : at + name_at + len(member)] != member:
+            at = raw.find(signature, at + 1)
+        raw[at + flag_at] |= 0x01  # general purpose bit 0: encrypted
+    upload.write_bytes(bytes(raw))
+    result = invoke(["analyze", str(upload), "--format", "json", "--max-depth", "3"], code=ExitCode.PARTIAL)
+    files = json.loads(result.stdout)["files"]
+    reasons = " | ".join(f["skipped"] or "" for f in files)
+    assert "depth" in reasons and "encrypted" in reasons
+    assert any(f["file"].endswith("!chicago1_rfs_8801.trc") and f["role"] == "standby" for f in files)
