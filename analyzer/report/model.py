@@ -96,28 +96,12 @@ def summary(a: api.Analysis, top: int) -> dict[str, Any]:
 
 
 def files(a: api.Analysis) -> list[dict[str, Any]]:
-    """One entry per input file (classification, time span, zone) and per skipped input."""
+    """One entry per input file (the inventory's row, plus zone, tim and evidence) and per skipped input."""
     out: list[dict[str, Any]] = []
-    for f in a.files:
-        info = f.tables.info
-        out.append(
-            {
-                "file": f.source.label,
-                "role": info.role,
-                "process": info.process,
-                "instance": info.instance,
-                "host": info.host,
-                "thread": info.thread,
-                "version": info.version,
-                "first_at": _iso(f.tables.first_at),
-                "last_at": _iso(f.tables.last_at),
-                "time_zone": f.tables.zone,
-                "tim": {"kind": f.tables.tim.kind, "factor": f.tables.tim.factor, "anchors": f.tables.tim.anchors},
-                "messages": f.parsed.tables["messages"].height,
-                "evidence": info.evidence,
-                "skipped": None,
-            }
-        )
+    for row, f in zip(iso_frame(inventory.table(a)).to_dicts(), a.files, strict=True):
+        tim = f.tables.tim
+        extra = {"time_zone": f.tables.zone, "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors}}
+        out.append({**row, **extra, "evidence": f.tables.info.evidence, "skipped": None})
     out += [{"file": s.label, "role": None, "skipped": s.reason} for s in a.skipped]
     return out
 
