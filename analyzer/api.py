@@ -160,10 +160,10 @@ def _window(options: Options, column: str) -> pl.Expr:
     """Rows inside --since / --until (rows without a time are kept)."""
     keep = pl.lit(True)
     if options.since is not None:
-        keep = keep & (pl.col(column) >= options.since)
+        keep = keep & (pl.col(column) >= options.since).fill_null(True)
     if options.until is not None:
-        keep = keep & (pl.col(column) < options.until)
-    return keep.fill_null(True)
+        keep = keep & (pl.col(column) < options.until).fill_null(True)
+    return keep
 
 
 #: a file's place in its process: (stream prefix, rank of the file among that process's segments)

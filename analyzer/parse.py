@@ -1,19 +1,20 @@
 """Parse stage: numbered lines -> typed tables, with every line accounted for.
 
-Each line is put in one family by a literal prefix (see `classify`). The hot families
+Each line is put in one family by literal tests (see `split_families`). The hot families
 (16410 messages, `***` stamps, WAIT lines) go through a vectorised fast path that only accepts
-the canonical spelling of a line: it re-assembles the line from the fields it took and keeps
-the row only if that gives back the input exactly. Everything else of a known family is parsed
-by that family's lark grammar (`analyzer.grammar`), which is the specification; a line the
-grammar rejects becomes an `unparsed` row with the reason. Lines of no family are `ignored`,
-counted by category.
+the canonical spelling of a line, checked by an anchored regex that is a strict subset of the
+grammar; it takes the fields by position, and parses the parts that repeat from line to line
+(message kind, oper, thread and sequence; krs source; WAIT cursor and event) once per distinct
+value. Everything else of a known family is parsed by that family's lark grammar
+(`analyzer.grammar`), which is the specification; a line the grammar rejects becomes an
+`unparsed` row with the reason. Lines of no family are `ignored`, counted by category.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -124,6 +125,8 @@ FAMILIES = (
     "ignored:other",
 )
 _CODE = {name: code for code, name in enumerate(FAMILIES)}
+#: code of the rows the literal tests leave to the full order of tests
+_UNSORTED = len(FAMILIES)
 
 
 def _prefix_regex(prefixes: tuple[str, ...]) -> str:
@@ -135,178 +138,297 @@ def _code(name: str) -> pl.Expr:
     return pl.lit(_CODE[name], pl.UInt8)
 
 
-def classify(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
-    """Add `family` (a code into FAMILIES) and `in_header` to numbered lines.
+#: a line that starts a trace header (a new file, or a repeated header after a pid reuse):
+#: `Trace file `, or `Oracle ` with ` Release ` further on; one anchored pass, failing at the first byte
+_HEADER_START = pl.col("text").str.contains(r"^(?:Trace file |Oracle(?: .*)? Release )")
+#: the family of a line that is neither `***`, `WAIT #` nor holds `msgid=`, given `in_header`
+_FULL_ORDER = (
+    pl.when(pl.col("text").str.contains(r"^[ \t]*$"))
+    .then(_code("ignored:blank"))
+    .when(pl.col("text").str.contains(r"^(?:\.\.\. )?(?:Client|Server) "))
+    .then(_code(g.Family.TRANSPORT.value))
+    .when(pl.col("text").str.contains(_prefix_regex(LGWR_PREFIXES)))
+    .then(_code(g.Family.LGWR.value))
+    .when(pl.col("in_header"))
+    .then(_code(g.Family.HEADER.value))
+    .when(pl.col("text").str.contains(_prefix_regex(OTHER_10046_PREFIXES)))
+    .then(_code("ignored:10046"))
+    .otherwise(_code("ignored:other"))
+)
 
-    Only literal tests run over every line (starts_with, one substring search); the order of
-    the tests is the priority. `in_header` says whether the previous chunk ended in a header.
+
+def classify(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
+    """Numbered lines with `family` (a code into FAMILIES), in line order (see `split_families`)."""
+    groups, _ = split_families(lines, in_header)
+    return pl.concat([rows.with_columns(family=_code(name)) for name, rows in groups.items()]).sort("line")
+
+
+def split_families(lines: pl.DataFrame, in_header: bool) -> tuple[dict[str, pl.DataFrame], bool]:
+    """The rows of each family (keys: FAMILIES) in line order, and whether the chunk ends inside a header.
+
+    The tests, by priority: blank, `***`, `WAIT #`, 16410 message (`msgid=` anywhere, or the start
+    of a message text), log writer prefix, header region, other 10046 prefix. No blank line starts
+    with `***` or `WAIT #` or holds `msgid=`, so these three literal tests alone sort the hot
+    lines; the full order of tests only runs on the few rows they leave. `in_header` says whether
+    the previous chunk ended inside a header.
     """
     text = pl.col("text")
-    header_start = text.str.starts_with("Trace file ") | (
-        text.str.starts_with("Oracle ") & text.str.contains(" Release ", literal=True)
-    )
-    region = (
+    hot = (
         pl.when(text.str.starts_with("***"))
-        .then(False)
-        .when(header_start)
-        .then(True)
-        .otherwise(None)
-        .forward_fill()
-        .fill_null(in_header)
-    )
-    is_message = text.str.contains("msgid=", literal=True) | text.str.contains(r"^(?:\.\.\. )?(?:Client|Server) ")
-    family = (
-        pl.when(text.str.contains(r"^[ \t]*$"))
-        .then(_code("ignored:blank"))
-        .when(text.str.starts_with("***"))
         .then(_code(g.Family.STAMPS.value))
         .when(text.str.starts_with("WAIT #"))
         .then(_code(g.Family.WAIT.value))
-        .when(is_message)
+        .when(text.str.contains("msgid=", literal=True))
         .then(_code(g.Family.TRANSPORT.value))
-        .when(text.str.contains(_prefix_regex(LGWR_PREFIXES)))
-        .then(_code(g.Family.LGWR.value))
-        .when(pl.col("in_header"))
-        .then(_code(g.Family.HEADER.value))
-        .when(text.str.contains(_prefix_regex(OTHER_10046_PREFIXES)))
-        .then(_code("ignored:10046"))
-        .otherwise(_code("ignored:other"))
+        .otherwise(pl.lit(_UNSORTED, pl.UInt8))
     )
-    return lines.with_columns(in_header=region).with_columns(family=family)
+    parts = lines.select("line", "text", _f=hot).partition_by("_f", as_dict=True, include_key=False)
+    empty_rows = lines.select("line", "text").clear()
+    groups = {name: parts.get((code,), empty_rows) for name, code in _CODE.items()}
+    rest = parts.get((_UNSORTED,), empty_rows)
+    stars = groups[g.Family.STAMPS.value]["line"]
+    starts = pl.concat([groups[g.Family.TRANSPORT.value], rest]).filter(_HEADER_START)["line"].sort()
+    rest = _with_header_region(rest, stars, starts, in_header).with_columns(family=_FULL_ORDER)
+    for (code,), rows in rest.partition_by("family", as_dict=True, include_key=False).items():
+        name = FAMILIES[code]
+        groups[name] = pl.concat([groups[name], rows.select("line", "text")]).sort("line")
+    last = lines.select(pl.col("line").max())
+    end_in_header = bool(_with_header_region(last, stars, starts, in_header)["in_header"][0])
+    return groups, end_in_header
+
+
+def _with_header_region(rows: pl.DataFrame, stars: pl.Series, starts: pl.Series, carry: bool) -> pl.DataFrame:
+    """Add `in_header`: a header start comes after the last `***` line before (or at) each row.
+
+    `stars` and `starts` are the sorted line numbers of `***` lines and header starts; with
+    neither before a row, the region carries over from the previous chunk (`carry`).
+    """
+    star = pl.DataFrame({"_star": stars}, schema={"_star": pl.Int64})
+    start = pl.DataFrame({"_start": starts}, schema={"_start": pl.Int64})
+    marked = rows.join_asof(star, left_on="line", right_on="_star", strategy="backward").join_asof(
+        start, left_on="line", right_on="_start", strategy="backward"
+    )
+    none = pl.col("_star").is_null() & pl.col("_start").is_null()
+    later_start = pl.col("_start").fill_null(0) > pl.col("_star").fill_null(0)  # line numbers start at 1
+    return marked.with_columns(in_header=pl.when(none).then(carry).otherwise(later_start)).drop("_star", "_start")
 
 
 # ---------------------------------------------------------------------------- fast paths
-# Each fast path first checks a line against an anchored regex without capture groups (the
-# canonical spelling of that shape, a strict subset of what the grammar accepts), then takes
-# the fields with splits. Rows that fail the check, or whose numbers do not fit, go to lark.
-MESSAGE_SHAPE = (
-    r"^(?:\.\.\. )?(?:Client sending SQLNET request data|Client received SQLNET call"
-    r"|Server received SQLNET data|Server finished processing SQLNET data) \[[A-Za-z0-9_]+\](?: response)?"
-    r" oper='[^']*' flag=(?:0x[0-9a-fA-F]+|-?[0-9]+) thrd=[0-9]+ seq=[0-9]+ msgid=[0-9]+$"
+# Each fast path checks the canonical spelling of its shape (a strict subset of what the grammar
+# accepts) with an anchored regex without capture groups, then takes the fields by position.
+# Rows that fail the check, or whose numbers do not fit, go to lark. Trace lines repeat all but
+# a few numbers, so text parts are parsed once per distinct value and joined back.
+#
+# Dates: years 1000-9999 and seconds 00-59 only; year 0 and second 60 are no `datetime` for the
+# grammar, while polars would take them (chrono reads 60 as a leap second).
+_DATE_TIME = r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-5][0-9]"
+_MESSAGE_TEXTS = "|".join(re.escape(text) for text in MESSAGE_PREFIXES.values())
+#: a message line less its ` msgid=<n>`: one of a few hundred values per chunk (kinds x log sequences)
+MESSAGE_KEY_SHAPE = (
+    rf"^(?:\.\.\. )?(?:{_MESSAGE_TEXTS}) \[[A-Za-z0-9_]+\](?: response)? oper='[^']*'"
+    r" flag=(?:0x[0-9a-fA-F]+|-?[0-9]+) thrd=[0-9]+ seq=[0-9]+$"
 )
 KRS_SHAPE = (
-    r"^\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}"
-    r" (?:[0-9]+ [A-Za-z_][A-Za-z0-9_]*\.c|\[[A-Za-z_][A-Za-z0-9_]*\.c:[0-9]+\])$"
+    rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}} (?:[0-9]+ [A-Za-z_][A-Za-z0-9_]*\.c|\[[A-Za-z_][A-Za-z0-9_]*\.c:[0-9]+\])$"
 )
-ADR_LOCAL_SHAPE = r"^\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}$"
-ADR_ISO_SHAPE = (
-    r"^\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,9}[+-][0-9]{2}:[0-9]{2}"
-    r"(?: \((?:[^()]|\([^()]*\))*\))?$"
-)
+ADR_LOCAL_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}$"
+ADR_ISO_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}(?: \((?:[^()]|\([^()]*\))*\))?$"
 WAIT_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [A-Za-z#_][^=']*=[^ \t]+)* tim=[0-9]+$"
-_TS_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
-#: where `[` stands in each message text (without the leading dots): tells the kinds apart
-_BRACKET = {kind: len(text) + 1 for kind, text in MESSAGE_PREFIXES.items()}
-
-
-def _digits(length: pl.Expr, overhead: int) -> pl.Expr:
-    """Fraction digits of a timestamp from its length, capped at 6 (we keep microseconds)."""
-    return (length.cast(pl.Int32) - overhead).clip(0, 6).cast(pl.Int8)
+_LOG_WRITE = "Warning: log write elapsed time "
+LOG_WRITE_SHAPE = rf"^{_LOG_WRITE}[0-9]+ms, size [0-9]+KB$"
+#: a message kind by the first 8 characters of its text ("Client s", "Server f", ...)
+_KIND_BY_START = {text[:8]: kind for kind, text in MESSAGE_PREFIXES.items()}
+#: where the fraction of a `*** YYYY-MM-DD HH:MM:SS.f` stamp starts
+_FRACTION_AT = 24
 
 
 def _int(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Int64, strict=False)
 
 
-def _accept(rows: pl.DataFrame, shape: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(rows of the canonical shape, the others)."""
-    ok = rows.select(pl.col("text").str.contains(shape)).to_series()
-    return rows.filter(ok), rows.filter(~ok)
-
-
-def _keep(
-    out: pl.DataFrame, required: list[str], schema: pl.Schema, rest: pl.DataFrame
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Rows whose required fields converted go to `schema`; the others join `rest` for lark."""
+def _keep(out: pl.DataFrame, required: list[str], schema: pl.Schema) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows whose required fields converted, as `schema`; the others as line + text, for lark)."""
     ok = pl.all_horizontal([pl.col(c).is_not_null() for c in required])
-    bad = out.filter(~ok).select(rest.columns)
-    return out.filter(ok).select(schema.names()), pl.concat([rest, bad])
+    return out.filter(ok).select(schema.names()), out.filter(~ok).select("line", "text")
 
 
-def _after(text: pl.Expr, marker: str) -> pl.Expr:
-    """The text after the first `marker` (canonical lines hold each marker once)."""
-    return text.str.slice(text.str.find(marker, literal=True) + len(marker))
+def _per_distinct(rows: pl.DataFrame, key: str, parse: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
+    """Rows with the columns `parse` derives from their `key`, computed once per distinct key.
+
+    `parse` gets a frame of the distinct keys and returns those it accepts with their fields;
+    the rows of the others get nulls (and go to lark). Row order is kept.
+    """
+    fields = parse(rows.select(pl.col(key).unique()))
+    return rows.join(fields, on=key, how="left", maintain_order="left").drop(key)
 
 
 def _fast_messages(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Canonical 16410 messages -> MESSAGES rows; the rest is returned for the grammar.
 
-    The shape check guarantees the layout, so fields are found by position: the kind by the
-    first letter and the length of the text before `[`, the numbers after their `name=`.
+    A message line is `<key> msgid=<n>`, where the key (kind, function, oper, flag, thread,
+    sequence) repeats from line to line: it is checked and parsed once per distinct value, and
+    only the msgid is taken per row. The cut is at the first ` msgid=`: a key whose oper holds
+    one is cut short, fails its shape and goes to the grammar.
     """
-    good, rest = _accept(rows, MESSAGE_SHAPE)
+    if rows.is_empty():
+        return empty(MESSAGES), rows.select("line", "text")
     text = pl.col("text")
-    dots = text.str.starts_with("... ").cast(pl.Int32) * 4
-    bracket = text.str.find("[", literal=True) - dots
-    client = text.str.starts_with("C") | text.str.starts_with("... C")
-    oper_start = text.str.find(" oper='", literal=True) + 7
-    out = good.with_columns(
-        kind=pl.when(client & (bracket == _BRACKET["client_send"]))
-        .then(pl.lit("client_send"))
-        .when(client)
-        .then(pl.lit("client_recv"))
-        .when(bracket == _BRACKET["server_recv"])
-        .then(pl.lit("server_recv"))
-        .otherwise(pl.lit("server_done")),
-        oper=text.str.slice(oper_start, text.str.find("' flag=", literal=True) - oper_start),
-        thread=_int(_after(text, " thrd=").str.split(" ").list.first()),
-        seq=_int(_after(text, " seq=").str.split(" ").list.first()),
-        msgid=_int(_after(text, " msgid=")),
+    cut = text.str.find(" msgid=", literal=True)
+    msgid = pl.col("_msgid")
+    out = _per_distinct(
+        rows.with_columns(_key=text.str.slice(0, cut), _msgid=text.str.slice(cut + 7)), "_key", _message_keys
+    ).with_columns(msgid=pl.when(msgid.str.contains("^[0-9]+$")).then(_int(msgid)))  # no sign, no blank
+    return _keep(out, ["kind", "thread", "seq", "msgid"], MESSAGES)
+
+
+def _message_keys(keys: pl.DataFrame) -> pl.DataFrame:
+    """Canonical message keys with their fields.
+
+    The shape fixes the layout: the oper runs from the first ` oper='` to the next quote, and
+    `' flag=` is followed by exactly `<flag> thrd=<n> seq=<n>` (an oper may hold ` thrd=` itself).
+    """
+    key = pl.col("_key")
+    oper_at = key.str.find(" oper='", literal=True) + 7
+    flag_at = key.str.find("' flag=", literal=True)
+    numbers = key.str.slice(flag_at + 7).str.split(" ")
+    return keys.filter(key.str.contains(MESSAGE_KEY_SHAPE)).with_columns(
+        kind=key.str.strip_prefix("... ").str.slice(0, 8).replace_strict(_KIND_BY_START, return_dtype=pl.String),
+        oper=key.str.slice(oper_at, flag_at - oper_at),
+        thread=_int(numbers.list.get(1).str.strip_prefix("thrd=")),
+        seq=_int(numbers.list.get(2).str.strip_prefix("seq=")),
     )
-    return _keep(out, ["thread", "seq", "msgid"], MESSAGES, rest)
+
+
+def _local(digits: int, form: str) -> pl.Expr:
+    """Naive time of a `*** YYYY-MM-DD<form>HH:MM:SS.f` stamp from its first `digits` fraction digits.
+
+    Whole seconds repeat from line to line, so polars' conversion cache parses each once; the
+    fraction is an integer scaled to microseconds.
+    """
+    text = pl.col("text")
+    seconds = text.str.slice(4, 19).str.to_datetime(f"%Y-%m-%d{form}%H:%M:%S", strict=False, time_unit="us")
+    micros = _int(text.str.slice(_FRACTION_AT, digits)) * 10 ** (6 - digits)
+    return seconds + pl.duration(microseconds=micros)
 
 
 def _fast_stamps(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """krs stamps and bare ADR lines of both generations; session lines go to the grammar."""
-    krs_rows, rest = _accept(rows, KRS_SHAPE)
-    words = pl.col("text").str.split(" ")
-    src = pl.col("_w").list.get(3)
-    bracket = src.str.starts_with("[")
-    inner = src.str.strip_prefix("[").str.strip_suffix("]").str.split(":")
-    krs = krs_rows.with_columns(_w=words).with_columns(
-        local=pl.concat_str([pl.col("_w").list.get(1), pl.col("_w").list.get(2)], separator=" ").str.to_datetime(
-            _TS_FORMAT, strict=False, time_unit="us"
-        ),
-        digits=_digits(pl.col("_w").list.get(2).str.len_bytes(), 9),
-        src_file=pl.when(bracket).then(inner.list.get(0)).otherwise(pl.col("_w").list.get(4, null_on_oob=True)),
-        src_line=_int(pl.when(bracket).then(inner.list.get(-1)).otherwise(src)),
+    text = pl.col("text")
+    fraction = text.str.slice(_FRACTION_AT, 10).str.find(" ", literal=True)  # the shape puts a blank after it
+    krs, rest = _take(rows, KRS_SHAPE, fraction, _krs)
+    krs, bad_krs = _keep(_per_distinct(krs, "_src", _sources), ["local", "src_line"], KRS)
+    adr_local, rest = _take(rest, ADR_LOCAL_SHAPE, text.str.len_bytes() - _FRACTION_AT, _adr_local)
+    adr_iso, rest = _take(rest, ADR_ISO_SHAPE, text.str.slice(_FRACTION_AT, 10).str.find("[+-]"), _adr_iso)
+    adr, bad_adr = _keep(pl.concat([adr_local, adr_iso]).sort("line"), ["local"], ADR)
+    return krs, adr, pl.concat([rest, bad_krs, bad_adr])
+
+
+def _take(
+    rows: pl.DataFrame, shape: str, fraction: pl.Expr, build: Callable[[pl.DataFrame, int], pl.DataFrame]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the rows of a stamp shape, built per fraction length; the other rows)."""
+    if rows.is_empty():  # small files have few stamps of each kind: skip the polars calls
+        return build(rows, 0), rows
+    ok = pl.col("text").str.contains(shape)
+    return _per_fraction(rows.filter(ok), fraction, build), rows.filter(~ok)
+
+
+def _per_fraction(
+    rows: pl.DataFrame, length: pl.Expr, build: Callable[[pl.DataFrame, int], pl.DataFrame]
+) -> pl.DataFrame:
+    """`build(part, n)` for the rows of each fraction length n, in line order.
+
+    A file prints one stamp precision, so there is one part in practice; with the length a
+    constant, polars slices at fixed offsets, several times cheaper than at per-row offsets.
+    """
+    parts = rows.with_columns(_n=length).partition_by("_n", as_dict=True, include_key=False)
+    built = [build(part, n) for (n,), part in parts.items()]
+    if len(built) == 1:
+        return built[0]
+    return pl.concat(built).sort("line") if built else build(rows, 0)
+
+
+def _krs(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
+    digits = min(fraction, 6)
+    return rows.with_columns(
+        local=_local(digits, " "),
+        digits=pl.lit(digits, pl.Int8),
+        _src=pl.col("text").str.slice(_FRACTION_AT + fraction + 1),
     )
-    krs, rest = _keep(krs, ["local", "src_line"], KRS, rest)
-    local_rows, rest = _accept(rest, ADR_LOCAL_SHAPE)
-    adr_local = local_rows.with_columns(
-        local=pl.col("text").str.slice(4).str.to_datetime(_TS_FORMAT, strict=False, time_unit="us"),
-        digits=_digits(pl.col("text").str.len_bytes(), 24),
-        utc_offset_min=pl.lit(None, pl.Int32),
+
+
+def _adr_local(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
+    digits = min(fraction, 6)
+    return rows.with_columns(
+        local=_local(digits, " "), digits=pl.lit(digits, pl.Int8), utc_offset_min=pl.lit(None, pl.Int32)
     )
-    adr_local, rest = _keep(adr_local, ["local"], ADR, rest)
-    iso_rows, rest = _accept(rest, ADR_ISO_SHAPE)
-    stamp = pl.col("text").str.slice(4).str.split(" ").list.first()
-    zone = stamp.str.tail(6)
+
+
+def _adr_iso(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
+    """ISO ADR lines: the zone `+HH:MM` follows the fraction."""
+    digits = min(fraction, 6)
+    zone = pl.col("text").str.slice(_FRACTION_AT + fraction, 6)
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
-    adr_iso = iso_rows.with_columns(
-        local=stamp.str.head(-6)
-        .str.replace("T", " ", literal=True)
-        .str.to_datetime(_TS_FORMAT, strict=False, time_unit="us"),
-        digits=_digits(stamp.str.len_bytes(), 26),
-        utc_offset_min=(sign * (_int(zone.str.slice(1, 2)) * 60 + _int(zone.str.slice(4, 2)))).cast(pl.Int32),
+    minutes = _int(zone.str.slice(1, 2)) * 60 + _int(zone.str.slice(4, 2))
+    return rows.with_columns(
+        local=_local(digits, "T"), digits=pl.lit(digits, pl.Int8), utc_offset_min=(sign * minutes).cast(pl.Int32)
     )
-    adr_iso, rest = _keep(adr_iso, ["local"], ADR, rest)
-    return krs, pl.concat([adr_local, adr_iso]), rest
+
+
+def _sources(sources: pl.DataFrame) -> pl.DataFrame:
+    """krs source locations, `[file.c:line]` (19c+) or `line file.c` (<= 12.1), as file and line."""
+    src = pl.col("_src")
+    bracket = src.str.starts_with("[")
+    parts = (
+        pl.when(bracket)
+        .then(src.str.strip_prefix("[").str.strip_suffix("]").str.split(":"))
+        .otherwise(src.str.split(" "))
+    )
+    return sources.with_columns(
+        src_file=pl.when(bracket).then(parts.list.first()).otherwise(parts.list.last()),
+        src_line=_int(pl.when(bracket).then(parts.list.last()).otherwise(parts.list.first())),
+    )
 
 
 def _fast_waits(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Canonical 10046 WAIT lines (either `ela=` spacing)."""
-    good, rest = _accept(rows, WAIT_SHAPE)
+    """Canonical 10046 WAIT lines (either `ela=` spacing); cursor and event per distinct start."""
+    if rows.is_empty():
+        return empty(WAITS), rows
     text = pl.col("text")
-    name_start = text.str.find(": nam='", literal=True)
-    ela_at = text.str.find("' ela=", literal=True)
+    tail = text.str.tail(24)  # ` tim=` and at most 19 digits (an int64); a short slice is cheap
+    ok = text.str.contains(WAIT_SHAPE)
+    good, rest = rows.filter(ok), rows.filter(~ok)
     out = good.with_columns(
-        cursor=_int(text.str.slice(6, name_start - 6)),
-        event=text.str.slice(name_start + 7, ela_at - name_start - 7),
-        ela_us=_int(text.str.slice(ela_at + 6).str.strip_prefix(" ").str.split(" ").list.first()),
-        tim=_int(_after(text, " tim=")),
+        _head=text.str.slice(0, text.str.find("' ela=", literal=True)),
+        ela_us=_int(text.str.extract(r"' ela= ?([0-9]+) ", 1)),
+        tim=_int(tail.str.slice(tail.str.find(" tim=", literal=True) + 5)),
     )
-    return _keep(out, ["cursor", "ela_us", "tim"], WAITS, rest)
+    out, bad = _keep(_per_distinct(out, "_head", _wait_heads), ["cursor", "ela_us", "tim"], WAITS)
+    return out, pl.concat([rest, bad])
+
+
+def _wait_heads(heads: pl.DataFrame) -> pl.DataFrame:
+    """`WAIT #<cursor>: nam='<event>` as cursor and event."""
+    head = pl.col("_head")
+    name_at = head.str.find(": nam='", literal=True)
+    return heads.with_columns(cursor=_int(head.str.slice(6, name_at - 6)), event=head.str.slice(name_at + 7))
+
+
+def _fast_log_writes(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """LGWR long-write warnings (one per slow write: thousands in a bad hour); other LGWR lines go to lark."""
+    if rows.is_empty():
+        return empty(LGWR), rows
+    text = pl.col("text")
+    ok = text.str.contains(LOG_WRITE_SHAPE)
+    size_at = text.str.find("ms, size ", literal=True)
+    out = rows.filter(ok).with_columns(
+        kind=pl.lit("log_write"),
+        elapsed_ms=_int(text.str.slice(len(_LOG_WRITE), size_at - len(_LOG_WRITE))),
+        size_kb=_int(text.str.slice(size_at + 9).str.strip_suffix("KB")),
+        detail=pl.lit(None, pl.String),
+    )
+    out, bad = _keep(out, ["elapsed_ms", "size_kb"], LGWR)
+    return out, pl.concat([rows.filter(~ok), bad])
 
 
 # ---------------------------------------------------------------------------- grammar path
@@ -363,30 +485,30 @@ def _grammar_path(rows: pl.DataFrame) -> tuple[dict[str, list[dict[str, object]]
 # ---------------------------------------------------------------------------- driver
 def parse_chunk(lines: pl.DataFrame, in_header: bool) -> tuple[Parsed, bool]:
     """Parse one chunk of numbered lines; returns the result and the header state at its end."""
-    rows = classify(lines, in_header)
-    end_in_header = bool(rows["in_header"][-1]) if rows.height else in_header
-    rows = rows.select("line", "text", "family")
-    counts = dict(rows["family"].value_counts().iter_rows())
+    groups, end_in_header = split_families(lines, in_header)
     ignored = Counter(
-        {FAMILIES[c].removeprefix("ignored:"): n for c, n in counts.items() if FAMILIES[c].startswith("ignored:")}
+        {name.removeprefix("ignored:"): rows.height for name, rows in groups.items() if name.startswith("ignored:")}
     )
-    parts = rows.partition_by("family", as_dict=True, include_key=True)
-    empty_rows = rows.clear()
-
-    def family(name: str) -> pl.DataFrame:
-        return parts.get((_CODE[name],), empty_rows)
-
-    messages, rest_m = _fast_messages(family(g.Family.TRANSPORT.value))
-    krs, adr, rest_s = _fast_stamps(family(g.Family.STAMPS.value))
-    waits, rest_w = _fast_waits(family(g.Family.WAIT.value))
-    slow = pl.concat([rest_m, rest_s, rest_w, family(g.Family.LGWR.value), family(g.Family.HEADER.value)])
-    grammar_rows, parsed = _grammar_path(slow.sort("line"))
+    messages, rest_m = _fast_messages(groups[g.Family.TRANSPORT.value])
+    krs, adr, rest_s = _fast_stamps(groups[g.Family.STAMPS.value])
+    waits, rest_w = _fast_waits(groups[g.Family.WAIT.value])
+    lgwr, rest_l = _fast_log_writes(groups[g.Family.LGWR.value])
+    slow = {
+        g.Family.TRANSPORT.value: rest_m,
+        g.Family.STAMPS.value: rest_s,
+        g.Family.WAIT.value: rest_w,
+        g.Family.LGWR.value: rest_l,
+        g.Family.HEADER.value: groups[g.Family.HEADER.value],
+    }
+    grammar_rows, parsed = _grammar_path(
+        pl.concat([rows.with_columns(family=_code(name)) for name, rows in slow.items()]).sort("line")
+    )
     parsed[g.Family.TRANSPORT.value] += messages.height
     parsed[g.Family.STAMPS.value] += krs.height + adr.height
     parsed[g.Family.WAIT.value] += waits.height
-    fast = {"messages": messages, "krs": krs, "adr": adr, "waits": waits}
-    tables = {}
-    for name in TABLES:
-        slow_frame = frame(grammar_rows[name], SCHEMAS[name])
-        tables[name] = pl.concat([fast[name], slow_frame]).sort("line") if name in fast else slow_frame
-    return Parsed(tables, +parsed, ignored), end_in_header
+    parsed[g.Family.LGWR.value] += lgwr.height
+    tables = {name: frame(grammar_rows[name], SCHEMAS[name]) for name in TABLES}
+    fast = {"messages": messages, "krs": krs, "adr": adr, "waits": waits, "lgwr": lgwr}
+    for name, rows in fast.items():  # both parts are in line order: merge only when the grammar took some
+        tables[name] = pl.concat([rows, tables[name]]).sort("line") if tables[name].height else rows
+    return Parsed(tables, +parsed, +ignored), end_in_header

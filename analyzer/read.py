@@ -71,16 +71,12 @@ def read_lines(stream: BinaryIO, stats: ReadStats, chunk_bytes: int = CHUNK_BYTE
         size += len(block)
         if size < chunk_bytes:
             continue
-        data = b"".join(pending)
-        cut = data.rfind(b"\n")
-        if cut >= 0:
-            yield _to_frame(data[: cut + 1], stats)
-            rest = data[cut + 1 :]
-        elif len(data) > MAX_LINE_BYTES:  # no newline for megabytes: binary junk
-            yield _to_frame(data[:MAX_LINE_BYTES] + b"\n", stats)
+        lines, rest = _complete_lines(pending)
+        if lines:
+            yield _to_frame(lines, stats)
+        elif len(rest) > MAX_LINE_BYTES:  # no newline for megabytes: binary junk
+            yield _to_frame(rest[:MAX_LINE_BYTES] + b"\n", stats)
             rest, skipping = b"", True
-        else:
-            rest = data
         pending, size = ([rest], len(rest)) if rest else ([], 0)
     if pending:
         data = b"".join(pending)
@@ -88,6 +84,19 @@ def read_lines(stream: BinaryIO, stats: ReadStats, chunk_bytes: int = CHUNK_BYTE
             stats.unterminated_last_line = True
             data += b"\n"
         yield _to_frame(data, stats)
+
+
+def _complete_lines(blocks: list[bytes]) -> tuple[bytes, bytes]:
+    """The blocks joined and cut after their last newline: (complete lines, start of the next line).
+
+    The block holding that newline is cut before the join, so the bulk is copied once, not twice
+    (a fresh 16 MB copy costs about as much as reading the lines into polars).
+    """
+    for i in range(len(blocks) - 1, -1, -1):
+        end = blocks[i].rfind(b"\n") + 1
+        if end:
+            return b"".join([*blocks[:i], blocks[i][:end]]), b"".join([blocks[i][end:], *blocks[i + 1 :]])
+    return b"", b"".join(blocks)
 
 
 def _to_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
@@ -124,7 +133,8 @@ def _decode(data: bytes) -> pl.DataFrame:
                 has_header=False,
                 schema={"text": pl.String},
                 encoding="utf8-lossy",
-            ).with_columns(pl.col("text").fill_null(""))
+                empty_string_is_null=False,  # an empty line is "", without a fill_null pass
+            )
         except pl.exceptions.PolarsError:  # pragma: no cover - the slow path below is exact
             pass
     lines = data.decode("utf-8", errors="replace").split("\n")[:-1]

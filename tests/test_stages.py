@@ -337,3 +337,16 @@ def test_lgwr_warning_gets_the_breakdown_of_its_remote_write() -> None:
         first["verdict"],
     ) == (1, 1, 150.0, 105.0, "network")
     assert (second["writes"], second["msgid"]) == (0, None)
+
+
+def test_time_window_filter_on_large_tables() -> None:
+    """No window, or a window, on 150k rows (a literal predicate once broke on large frames)."""
+    from datetime import timedelta
+
+    from analyzer.api import Options, _window
+
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    frame = pl.DataFrame({"sent_at": [start + timedelta(seconds=i) for i in range(150_000)]})
+    assert frame.filter(_window(Options(), "sent_at")).height == 150_000
+    window = Options(since=start + timedelta(seconds=10), until=start + timedelta(seconds=20))
+    assert frame.filter(_window(window, "sent_at")).height == 10

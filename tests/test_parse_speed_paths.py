@@ -1,0 +1,295 @@
+"""The speed paths keep the specification: staged classification, per-distinct parsing, polars JSON/CSV.
+
+The classifier is checked against a plain-Python statement of the priority order; the fast
+paths against the grammar on lines built to trip them (markers inside free text, signs, leap
+seconds, year 0, several stamp precisions in one chunk); the JSON renderer against
+`json.dumps(model.document(...))`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analyzer import grammar as g
+from analyzer.api import Options, analyze
+from analyzer.parse import (
+    FAMILIES,
+    LGWR_PREFIXES,
+    MESSAGE_PREFIXES,
+    OTHER_10046_PREFIXES,
+    TABLES,
+    classify,
+    parse_chunk,
+    record_row,
+    split_families,
+)
+from analyzer.report import machine
+from analyzer.report.model import document
+from analyzer.simulate.options import SimOptions
+from analyzer.simulate.runner import simulate
+from analyzer.tables import TimeZones
+from tests.conftest import PAPER, lines_frame
+
+
+# ---------------------------------------------------------------------------- classification
+def reference_families(texts: list[str], in_header: bool) -> tuple[list[str], bool]:
+    """The classification rules, one line at a time: the specification of `classify`."""
+    families = []
+    for text in texts:
+        if text.startswith("***"):
+            in_header = False
+        elif text.startswith("Trace file ") or (text.startswith("Oracle ") and " Release " in text):
+            in_header = True
+        if re.fullmatch(r"[ \t]*", text):
+            family = "ignored:blank"
+        elif text.startswith("***"):
+            family = "stamps"
+        elif text.startswith("WAIT #"):
+            family = "wait"
+        elif "msgid=" in text or re.match(r"(?:\.\.\. )?(?:Client|Server) ", text):
+            family = "transport"
+        elif text.startswith(LGWR_PREFIXES):
+            family = "lgwr"
+        elif in_header:
+            family = "header"
+        elif text.startswith(OTHER_10046_PREFIXES):
+            family = "ignored:10046"
+        else:
+            family = "ignored:other"
+        families.append(family)
+    return families, in_header
+
+
+FRAGMENTS = [
+    "",
+    " ",
+    " \t",
+    "***",
+    "*** 2024-01-01 00:00:00.5",
+    "WAIT #",
+    "WAIT #0: nam='x' ela= 1 tim=2",
+    "msgid=",
+    " msgid=1",
+    "... Client x",
+    "Client ",
+    "Server finished",
+    "Trace file /x.trc",
+    "Oracle Database 19c Release 19.0",
+    "Oracle Release",
+    "Oracle Release ",
+    "Oracle ",
+    " Release ",
+    "Node name: x",
+    *LGWR_PREFIXES,
+    *OTHER_10046_PREFIXES,
+    "x",
+]
+lines = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(lines, max_size=40), st.booleans())
+def test_classification_follows_the_priority_order(texts: list[str], in_header: bool) -> None:
+    frame = lines_frame("\n".join(texts)) if texts else lines_frame("").clear()
+    expected, expected_end = reference_families(texts, in_header)
+    assert [FAMILIES[c] for c in classify(frame, in_header)["family"].to_list()] == expected
+    assert split_families(frame, in_header)[1] == expected_end
+
+
+# ---------------------------------------------------------------------------- fast paths vs grammar
+def _grammar(family: g.Family, text: str) -> dict[str, object] | str:
+    """The grammar's fields, or why the line is unparsed (the grammar's reason, or an int64 overflow)."""
+    try:
+        row = record_row(g.parse_line(family, text))
+    except g.LineError as err:
+        return str(err)
+    if any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in row.values()):
+        return "number out of range"
+    return row
+
+
+def _family(text: str) -> g.Family:
+    if text.startswith(LGWR_PREFIXES):
+        return g.Family.LGWR
+    return {"*": g.Family.STAMPS, "W": g.Family.WAIT}.get(text[:1], g.Family.TRANSPORT)
+
+
+def assert_agrees_with_grammar(texts: list[str]) -> None:
+    """Each line: the grammar's record with the same fields, or unparsed with the grammar's reason."""
+    parsed, _ = parse_chunk(lines_frame("\n".join(texts)), in_header=False)
+    got: dict[int, dict[str, Any]] = {}
+    for name in TABLES:
+        if name != "unparsed":
+            for row in parsed.tables[name].to_dicts():
+                got[row.pop("line")] = row
+    unparsed = dict(parsed.tables["unparsed"].select("line", "reason").iter_rows())
+    for number, text in enumerate(texts, 1):
+        expected = _grammar(_family(text), text)
+        if isinstance(expected, str):
+            assert unparsed.get(number) == expected, text
+        else:
+            assert got[number] == {k: expected.get(k) for k in got[number]}, text
+    for name in TABLES:
+        assert parsed.tables[name]["line"].is_sorted(), name
+
+
+FIELDS = "flag=67111042 thrd=1 seq=2 msgid=3"
+AWKWARD = [
+    f"Client sending SQLNET request data [kpurcs] oper='a thrd=5 seq=6' {FIELDS}",
+    f"Client sending SQLNET request data [kpurcs] oper='a msgid=5' {FIELDS}",
+    f"... Client received SQLNET call [kpurcs] response oper='' {FIELDS}",
+    "Client sending SQLNET request data [kpurcs] oper='x' flag=1 thrd=1 seq=2 msgid=+3",
+    "Client sending SQLNET request data [kpurcs] oper='x' flag=1 thrd=1 seq=-2 msgid=3",
+    "Client sending SQLNET request data [kpurcs] oper='x' flag=1 thrd=1 seq=2 msgid=99999999999999999999",
+    "Client sending SQLNET request data [kpurcs] oper='x' flag=0x1F thrd=01 seq=002 msgid=0003",
+    "Server received SQLNET data [krsr_rfs_dsp] oper='x' flag=1 thrd=1 seq=2 msgid= 3",
+    "... Server finished processing SQLNET data [krsr_rfs_dsp] oper='x' flag=1 thrd=1 seq=2 msgid=3 ",
+    "*** 2024-01-01 00:00:60.123 [krsu.c:1]",
+    "*** 0000-01-01 00:00:00.123 [krsu.c:1]",
+    "*** 0999-01-01 00:00:00.123 5837 krsu.c",
+    "*** 2023-02-29 00:00:00.123 [krsu.c:1]",
+    "*** 2024-02-29 23:59:59.123456789 [krsu.c:99999999999999999999]",
+    "*** 2024-02-29 23:59:59.1 [krsu.c:1]",
+    "*** 2014-12-02 08:46:34.598 5837 krsu.c",
+    "*** 2024-01-01 00:00:60.123",
+    "*** 2024-01-01 00:00:00.1234567",
+    "*** 2024-01-01T00:00:00.12-07:30",
+    "*** 2024-01-01T00:00:00.123456789+05:45 (CDB$ROOT(1))",
+    "*** 2024-01-01T00:00:60.123+00:00",
+    "WAIT #0: nam='x' ela= 1 driver tim=5 tim=7",
+    "WAIT #0: nam='x' ela=1 p1 ela=2 tim=7",
+    "WAIT #0: nam='' ela= 1 tim=+7",
+    "WAIT #99999999999999999999: nam='x' ela= 1 tim=7",
+    "WAIT #3: nam='RFS write' ela= 857 p1=0 p2=0 p3=0 obj#=-1 tim=7127240326127",
+    "Warning: log write elapsed time 163ms, size 18KB",
+    "Warning: log write elapsed time 99999999999999999999ms, size 1KB",
+    "Warning: log write elapsed time 1ms, size +1KB",
+    "Warning: log write elapsed time 1ms, size 1KB ",
+    "Warning: log write elapsed time 1ms, size 1KBKB",
+    "Warning: log write broadcast wait time 2331ms (SCN 0xa50c01d75d8)",
+]
+
+
+def test_fast_paths_agree_with_the_grammar_on_awkward_lines() -> None:
+    assert_agrees_with_grammar(AWKWARD)
+
+
+@pytest.mark.parametrize("text", AWKWARD)
+def test_each_awkward_line_alone(text: str) -> None:
+    assert_agrees_with_grammar([text])
+
+
+free_text = st.text(alphabet="ab '=_#:.thrdseqmigelam0123456789", max_size=14)
+
+
+@st.composite
+def tricky_messages(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(list(MESSAGE_PREFIXES.values())))
+    lead = draw(st.sampled_from(["", "... "]))
+    oper = draw(st.one_of(free_text, st.sampled_from(["Write", "x thrd=1 seq=2", "msgid=4", " msgid=5"])))
+    numbers = [draw(st.sampled_from(["1", "0", "007", "+1", "-1", "", "1x", "9" * 20])) for _ in range(3)]
+    return f"{lead}{kind} [kpurcs] oper='{oper}' flag=1 thrd={numbers[0]} seq={numbers[1]} msgid={numbers[2]}"
+
+
+@st.composite
+def tricky_stamps(draw: st.DrawFn) -> str:
+    year = draw(st.sampled_from(["0000", "0001", "0999", "1000", "2024", "9999"]))
+    day = draw(st.sampled_from(["01-01", "02-29", "02-30", "12-31"]))
+    clock = draw(st.sampled_from(["00:00:00", "23:59:59", "00:00:60", "24:00:00"]))
+    fraction = draw(st.text(alphabet="0123456789", min_size=1, max_size=9))
+    src = draw(st.sampled_from([" [krsu.c:10652]", " 5837 krsu.c", "", "+00:00", "-07:30 (X(1))", " [k.c:]", " 1 k"]))
+    sep = "T" if src[:1] in "+-" else " "
+    return f"*** {year}-{day}{sep}{clock}.{fraction}{src}"
+
+
+@st.composite
+def tricky_waits(draw: st.DrawFn) -> str:
+    event = draw(st.sampled_from(["RFS write", "", "a tim=1", "x' ela= 2"]))
+    ela = draw(st.sampled_from([" 1", "1", "  1", " +1", " 1x"]))
+    params = draw(st.sampled_from(["", " p1=0", " driver tim=5", " ela=3", " a=1 tim=2"]))
+    tim = draw(st.sampled_from(["7", "+7", "7 ", "9" * 20]))
+    return f"WAIT #{draw(st.sampled_from(['0', '12', '-1']))}: nam='{event}' ela={ela}{params} tim={tim}"
+
+
+@st.composite
+def tricky_log_writes(draw: st.DrawFn) -> str:
+    elapsed, size = (draw(st.sampled_from(["1", "0163", "+1", "", "1 ", "9" * 20])) for _ in range(2))
+    return f"Warning: log write elapsed time {elapsed}ms, size {size}{draw(st.sampled_from(['KB', 'KB ', 'kB']))}"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.one_of(tricky_messages(), tricky_stamps(), tricky_waits(), tricky_log_writes()), min_size=1, max_size=16
+    )
+)
+def test_fast_paths_agree_with_the_grammar_on_tricky_lines(texts: list[str]) -> None:
+    assert_agrees_with_grammar(texts)
+
+
+def test_stamp_precisions_mixed_in_one_chunk_keep_line_order() -> None:
+    texts = [f"*** 2024-01-01 00:00:0{n}.{'1' * n} [krsu.c:{n}]" for n in (3, 6, 3, 9, 6)]
+    parsed, _ = parse_chunk(lines_frame("\n".join(texts)), in_header=False)
+    krs = parsed.tables["krs"]
+    assert krs["line"].to_list() == [1, 2, 3, 4, 5]
+    assert krs["digits"].to_list() == [3, 6, 3, 6, 6]
+    assert krs["local"][3] == datetime(2024, 1, 1, 0, 0, 9, 111111)
+
+
+# ---------------------------------------------------------------------------- machine renderers
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sim")
+    simulate(out / "set", SimOptions(scenario="mixed", format_version="11.2", writes=3000, noise=0.05, seed=3))
+    return out / "set"
+
+
+def _reference_json(paths: list[str], options: Options) -> tuple[dict[str, Any], str]:
+    a = analyze(paths, options)
+    out = io.StringIO()
+    machine.render_json(a, out, 10)
+    return json.loads(json.dumps(document(a, 10), default=str)), out.getvalue()
+
+
+@pytest.mark.parametrize("slice_rows", [7, machine.SLICE_ROWS])
+def test_json_has_the_content_of_the_model_document(
+    simulated: Path, monkeypatch: pytest.MonkeyPatch, slice_rows: int
+) -> None:
+    monkeypatch.setattr(machine, "SLICE_ROWS", slice_rows)
+    for paths, options in (
+        ([str(PAPER)], Options(zones=TimeZones(default_min=-420))),
+        ([str(simulated)], Options()),
+        ([str(p) for p in sorted(simulated.rglob("*nss*.trc"))], Options()),  # one-sided writes
+    ):
+        expected, text = _reference_json(paths, options)
+        assert json.loads(text) == expected
+
+
+def test_json_array_keeps_non_finite_floats() -> None:
+    """polars would write NaN as null: such a frame goes through `json`, which writes NaN and Infinity."""
+    frame = pl.DataFrame({"x": [1.5, float("nan"), float("inf")], "at": [datetime(2024, 1, 1)] * 3})
+    out = io.StringIO()
+    machine.write_json_array(frame, out)
+    got = json.loads(out.getvalue())
+    assert [row["at"] for row in got] == ["2024-01-01T00:00:00.000000Z"] * 3
+    assert got[0]["x"] == 1.5 and math.isnan(got[1]["x"]) and got[2]["x"] == math.inf
+
+
+def test_csv_in_slices_is_the_whole_table(simulated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = analyze([str(simulated)])
+    whole = a.writes.with_columns(pl.col("sent_at").dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")).write_csv()
+    monkeypatch.setattr(machine, "SLICE_ROWS", 97)
+    out = io.StringIO()
+    machine.render_csv(a, out, 10)
+    assert out.getvalue() == whole
