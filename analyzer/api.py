@@ -20,7 +20,7 @@ from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, ExitCode, NoInputError
 from analyzer.match import DEFAULT_WINDOW_S, Matched, match
 from analyzer.read import ReadStats, read_lines
-from analyzer.schemas import EVENTS, UNMATCHED, UNPARSED, WAITS, WARNINGS, WRITES, empty
+from analyzer.schemas import CAT, EVENTS, UNMATCHED, UNPARSED, WAITS, WARNINGS, WRITES, empty
 from analyzer.sources import Skipped, Source, discover
 from analyzer.tables import FileTables, TimeZones, build_file_tables
 
@@ -105,7 +105,7 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     matched = match(primary, standby, hosts, options.window_s)
     waits = pl.concat(
         [_in_stream(f.tables.waits, segments[f.source.label]) for f in files if f.tables.info.role == "standby"]
-        or [empty(WAITS).with_columns(file=pl.lit(None, pl.String), stream=pl.lit(None, pl.String), ord=pl.col("line"))]
+        or [empty(WAITS).with_columns(file=pl.lit(None, CAT), stream=pl.lit(None, CAT), ord=pl.col("line"))]
     )
     writes = attribute(matched.exchanges, waits, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
     clock = estimate_offsets(writes, options.clock_offsets)
@@ -191,7 +191,9 @@ def _in_stream(frame: pl.DataFrame, segment: Segment) -> pl.DataFrame:
     """Re-key a file's rows (stream `<label>#<incarnation>`) to its process stream and order."""
     prefix, rank = segment
     return frame.with_columns(
-        stream=pl.concat_str([pl.lit(prefix + "#"), pl.col("stream").str.split("#").list.last()]),
+        stream=pl.concat_str([pl.lit(prefix + "#"), pl.col("stream").cast(pl.String).str.split("#").list.last()]).cast(
+            CAT
+        ),
         ord=pl.col("line") + rank * _SEGMENT_SPAN,
     )
 

@@ -281,6 +281,7 @@ def parser(family: Family, *, strict: bool = False) -> Lark:
         parser="lalr",
         transformer=_TRANSFORMERS[family](),
         strict=strict,
+        cache=not strict,  # lark keeps the built LALR tables in a temp file: ~0.2 s saved per process
     )
 
 

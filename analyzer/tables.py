@@ -17,7 +17,7 @@ import polars as pl
 
 from analyzer.classify import FileInfo, classify_file
 from analyzer.parse import Parsed
-from analyzer.schemas import EVENTS, UTC
+from analyzer.schemas import CAT, EVENTS, UTC
 from analyzer.tim import TimClock, read_tim, wait_times
 from analyzer.units import parse_offset
 
@@ -145,7 +145,9 @@ def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -
     lgwr = to_utc(_lgwr_times(t["lgwr"], t["adr"]), t["adr"], fallback)
     times = pl.concat([t["adr"].select("local"), t["krs"].select("local")])["local"]
     first_at, last_at = _span(times, t["adr"], fallback)
-    waits = wait_times(t["waits"], tim).with_columns(file=pl.lit(label), stream=stream, ord=pl.col("line"))
+    waits = wait_times(t["waits"], tim).with_columns(
+        file=pl.lit(label, CAT), stream=stream.cast(CAT), ord=pl.col("line")
+    )
     return FileTables(info, events, waits, lgwr.with_columns(file=pl.lit(label)), zone, first_at, last_at, tim)
 
 

@@ -78,6 +78,5 @@ def _slices(frame: pl.DataFrame) -> Iterator[tuple[int, pl.DataFrame]]:
 def render_csv(a: Analysis, out: TextIO, top: int) -> None:
     """Write the writes table (same column names as the JSON `writes` items)."""
     del top  # the CSV is always the full table
-    table = a.writes.with_columns(pl.col("sent_at").dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ"))
-    for offset, piece in _slices(table):
+    for offset, piece in _slices(iso_frame(a.writes)):
         out.write(piece.write_csv(include_header=not offset))
