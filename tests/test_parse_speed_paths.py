@@ -35,7 +35,7 @@ from analyzer.parse import (
     split_families,
 )
 from analyzer.report import machine
-from analyzer.report.model import document
+from analyzer.report.model import document, iso_frame
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from analyzer.tables import TimeZones
@@ -288,7 +288,7 @@ def test_json_array_keeps_non_finite_floats() -> None:
 
 def test_csv_in_slices_is_the_whole_table(simulated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = analyze([str(simulated)])
-    whole = a.writes.with_columns(pl.col("sent_at").dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")).write_csv()
+    whole = iso_frame(a.writes).write_csv()
     monkeypatch.setattr(machine, "SLICE_ROWS", 97)
     out = io.StringIO()
     machine.render_csv(a, out, 10)
