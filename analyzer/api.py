@@ -93,7 +93,14 @@ def read_file(source: Source, zones: TimeZones) -> FileResult:
     except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
         stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
     parsed = parse.merge(parts)
-    return FileResult(source, build_file_tables(source.label, source.name, parsed, zones), parsed, stats)
+    tables = build_file_tables(source.label, source.name, parsed, zones)
+    # the big per-line tables live on in `tables` (events, waits); keep only the small ones here
+    slim = {name: frame if name in _KEPT_TABLES else frame.clear() for name, frame in parsed.tables.items()}
+    return FileResult(source, tables, parse.Parsed(slim, parsed.parsed, parsed.ignored), stats)
+
+
+#: parse tables a FileResult keeps (the others are rebuilt as events and waits by the tables stage)
+_KEPT_TABLES = frozenset({"unparsed", "header", "markers", "lgwr"})
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:

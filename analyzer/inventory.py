@@ -48,7 +48,7 @@ def findings(a: Analysis) -> list[str]:
     """Plain-language findings: missing sides, missing tracing, non-overlapping windows, assumptions."""
     out = []
     roles = {f.tables.info.role for f in a.files}
-    messages = sum(f.parsed.tables["messages"].height for f in a.files)
+    messages = sum(f.tables.events.height for f in a.files)
     if not messages:
         out.append("no event 16410 messages found: was the event set on the primary and the standby?")
     if "standby" not in roles and messages:
@@ -93,9 +93,9 @@ def table(a: Analysis) -> pl.DataFrame:
                 "last_at": f.tables.last_at,
                 "lines": f.stats.lines,
                 "unparsed": f.parsed.unparsed,
-                "messages": f.parsed.tables["messages"].height,
-                "waits": f.parsed.tables["waits"].height,
-                "lgwr_warnings": f.parsed.tables["lgwr"].filter(pl.col("kind") == "log_write").height,
+                "messages": f.tables.events.height,
+                "waits": f.tables.waits.height,
+                "lgwr_warnings": f.tables.lgwr.filter(pl.col("kind") == "log_write").height,
             }
         )
     return pl.DataFrame(rows, schema=INVENTORY)

@@ -9,10 +9,11 @@ import polars as pl
 import pytest
 
 from analyzer.api import Options, analyze
+from analyzer.parse import parse_chunk
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from analyzer.tables import TimeZones
-from tests.conftest import PAPER
+from tests.conftest import PAPER, lines_frame
 
 
 def _standby(result):  # type: ignore[no-untyped-def]
@@ -36,7 +37,8 @@ def test_wait_ends_are_anchored_to_the_wall_clock(tmp_path: Path, generation: st
     result = analyze([str(tmp_path / "set")], Options(zones=TimeZones(per_host={"stby01": zone_min})))
     for f in _standby(result):
         assert f.tables.tim.kind == ("epoch" if generation == "12.1" else "counter")
-        stamps = f.parsed.tables["krs"].select(
+        parsed, _ = parse_chunk(lines_frame(Path(f.source.label).read_text().removesuffix("\n")), in_header=False)
+        stamps = parsed.tables["krs"].select(
             stamp_line="line", stamp_at=(pl.col("local") - pl.duration(minutes=zone_min)).dt.replace_time_zone("UTC")
         )
         writes = f.tables.waits.filter(pl.col("event") == "RFS write").sort("line")
