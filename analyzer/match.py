@@ -58,19 +58,18 @@ def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tu
     columns: file, stream, key, a_line, b_line, a_ord, b_ord, a_at, b_at, a_res_us, b_res_us,
     a_stamp_line, b_stamp_line.
     """
-    ok = events.filter(pl.col("problem").is_null())
+    ok = events.filter(pl.col("problem").is_null() & pl.col("kind").is_in([first, second]))
     by = ["stream", *KEY]
-    a = ok.filter(pl.col("kind") == first).sort("ord").with_columns(next_a=pl.col("ord").shift(-1).over(by))
-    b = (
-        ok.filter(pl.col("kind") == second)
-        .sort("ord")
-        .select(*by, b_ord="ord", b_line="line", b_at="at", b_res_us="resolution_us", b_stamp_line="stamp_line")
+    # one sort by key then order: a `first` pairs with the row right after it when that row has the
+    # same key and is a `second` (another `first` in between leaves it alone) -- no window functions
+    rows = ok.sort([*by, "ord"])
+    same = pl.all_horizontal([pl.col(k).shift(-1) == pl.col(k) for k in by]).fill_null(False)
+    after = ("ord", "line", "at", "resolution_us", "stamp_line")
+    rows = rows.with_columns(
+        _pairs=same & (pl.col("kind") == first) & (pl.col("kind").shift(-1) == second),
+        **{f"b_{c}": pl.col(c).shift(-1) for c in after},
     )
-    joined = a.join_asof(b, left_on="ord", right_on="b_ord", by=by, strategy="forward", check_sortedness=False)
-    joined = joined.with_columns(
-        b_ord=pl.when(pl.col("next_a").is_null() | (pl.col("b_ord") < pl.col("next_a"))).then(pl.col("b_ord"))
-    )
-    paired = joined.filter(pl.col("b_ord").is_not_null())
+    paired = rows.filter("_pairs")
     exchanges = paired.select(
         "file",
         *by,
@@ -81,11 +80,12 @@ def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tu
         a_at="at",
         b_at="b_at",
         a_res_us="resolution_us",
-        b_res_us="b_res_us",
+        b_res_us="b_resolution_us",
         a_stamp_line="stamp_line",
         b_stamp_line="b_stamp_line",
     )
-    lonely_a = joined.filter(pl.col("b_ord").is_null())
+    joined = rows.filter((pl.col("kind") == first) & ~pl.col("_pairs"))
+    lonely_a = joined
     lonely_b = ok.filter(pl.col("kind") == second).join(
         exchanges.select("stream", ord="b_ord"), on=["stream", "ord"], how="anti"
     )
