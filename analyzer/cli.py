@@ -67,6 +67,14 @@ def _guard() -> Iterator[None]:
             raise
         _err.print(f"dgtrace: error: {err}", markup=False, soft_wrap=True)  # one line, never wrapped
         raise typer.Exit(int(err.exit_code)) from None
+    except Exception as err:  # a bug of ours: still one line, the traceback behind --debug
+        if _state["debug"]:
+            raise
+        message = (
+            f"dgtrace: internal error: {type(err).__name__}: {err} (--debug shows the traceback; please report it)"
+        )
+        _err.print(message, markup=False, soft_wrap=True)
+        raise typer.Exit(int(ExitCode.INTERNAL)) from None
 
 
 @contextmanager

@@ -15,6 +15,8 @@ class ExitCode(IntEnum):
     USAGE = 2
     #: nothing usable was found in the inputs
     NO_INPUT = 3
+    #: a bug in dgtrace (the message says so; --debug shows the traceback)
+    INTERNAL = 4
 
 
 class AnalyzerError(Exception):

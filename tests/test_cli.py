@@ -7,6 +7,9 @@ import io
 import json
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from analyzer.cli import app
 from analyzer.errors import ExitCode
 from analyzer.schemas import WRITES
 from tests.conftest import invoke, write
@@ -177,3 +180,16 @@ def test_clock_offset_override() -> None:
     assert w["net_out_ms"] + w["net_back_ms"] == w["network_ms"]
     # received 50.016 (stamp) refined by its first wait to 50.016326: 137.326 ms after the send
     assert abs(w["net_out_ms"] - (137.326 - 0.25)) < 1e-9
+
+
+def test_internal_error_is_one_line_and_debug_shows_the_traceback(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import analyzer.cli
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(analyzer.cli, "analyze", broken)
+    result = invoke(["analyze", PAPER], code=ExitCode.INTERNAL)
+    assert result.stderr.startswith("dgtrace: internal error: RuntimeError: boom") and result.stderr.count("\n") == 1
+    debug = CliRunner().invoke(app, ["--debug", "analyze", PAPER])
+    assert isinstance(debug.exception, RuntimeError)
