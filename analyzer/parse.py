@@ -483,16 +483,26 @@ def _grammar_path(rows: pl.DataFrame) -> tuple[dict[str, list[dict[str, object]]
 
 
 # ---------------------------------------------------------------------------- driver
-def parse_chunk(lines: pl.DataFrame, in_header: bool) -> tuple[Parsed, bool]:
-    """Parse one chunk of numbered lines; returns the result and the header state at its end."""
+def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True) -> tuple[Parsed, bool]:
+    """Parse one chunk of numbered lines; returns the result and the header state at its end.
+
+    `fast=False` sends every line of a known family to its grammar: the specification path,
+    which the tests compare with the fast path on whole trace sets.
+    """
     groups, end_in_header = split_families(lines, in_header)
     ignored = Counter(
         {name.removeprefix("ignored:"): rows.height for name, rows in groups.items() if name.startswith("ignored:")}
     )
-    messages, rest_m = _fast_messages(groups[g.Family.TRANSPORT.value])
-    krs, adr, rest_s = _fast_stamps(groups[g.Family.STAMPS.value])
-    waits, rest_w = _fast_waits(groups[g.Family.WAIT.value])
-    lgwr, rest_l = _fast_log_writes(groups[g.Family.LGWR.value])
+    if fast:
+        messages, rest_m = _fast_messages(groups[g.Family.TRANSPORT.value])
+        krs, adr, rest_s = _fast_stamps(groups[g.Family.STAMPS.value])
+        waits, rest_w = _fast_waits(groups[g.Family.WAIT.value])
+        lgwr, rest_l = _fast_log_writes(groups[g.Family.LGWR.value])
+    else:
+        messages, krs, adr, waits, lgwr = (empty(s) for s in (MESSAGES, KRS, ADR, WAITS, LGWR))
+        rest_m, rest_s, rest_w, rest_l = (
+            groups[f.value] for f in (g.Family.TRANSPORT, g.Family.STAMPS, g.Family.WAIT, g.Family.LGWR)
+        )
     slow = {
         g.Family.TRANSPORT.value: rest_m,
         g.Family.STAMPS.value: rest_s,
@@ -508,7 +518,7 @@ def parse_chunk(lines: pl.DataFrame, in_header: bool) -> tuple[Parsed, bool]:
     parsed[g.Family.WAIT.value] += waits.height
     parsed[g.Family.LGWR.value] += lgwr.height
     tables = {name: frame(grammar_rows[name], SCHEMAS[name]) for name in TABLES}
-    fast = {"messages": messages, "krs": krs, "adr": adr, "waits": waits, "lgwr": lgwr}
-    for name, rows in fast.items():  # both parts are in line order: merge only when the grammar took some
+    quick = {"messages": messages, "krs": krs, "adr": adr, "waits": waits, "lgwr": lgwr}
+    for name, rows in quick.items():  # both parts are in line order: merge only when the grammar took some
         tables[name] = pl.concat([rows, tables[name]]).sort("line") if tables[name].height else rows
     return Parsed(tables, +parsed, +ignored), end_in_header
