@@ -114,7 +114,10 @@ def analyze_command(
     ] = OutputFormat.TEXT,
     table: Annotated[
         CsvTable,
-        typer.Option("--table", help="With --format csv: writes (one row per write) or timeline (per minute, thread)."),
+        typer.Option(
+            "--table",
+            help="With --format csv: writes (one per write), timeline (per minute) or events (merged timeline).",
+        ),
     ] = CsvTable.WRITES,
     threshold: Annotated[
         float,

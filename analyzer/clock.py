@@ -131,3 +131,29 @@ def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:
         counts, on=["primary_host", "standby_host"], how="left", nulls_equal=True
     )
     return merged["n"].fill_null(0).alias("causal_violations")
+
+
+def merged_timeline(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
+    """Every event of every matched write on one timeline: UTC, standby events shifted by the offset.
+
+    Sorted by time, primary and standby events then come in causal order (send, receive, finish,
+    ack) up to the stated bound; `analyzer.clock` counts the writes where they do not.
+    """
+    offsets = clock.select("primary_host", "standby_host", _off="offset_ms")
+    both = writes.filter(pl.col("matched")).join(
+        offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True
+    )
+    shift = pl.duration(microseconds=(pl.col("_off").fill_null(0.0) * 1000).round().cast(pl.Int64))
+    sides = {
+        "send": (pl.col("sent_at"), "primary_host", "primary_file", pl.col("primary_line")),
+        "receive": (pl.col("received_at") - shift, "standby_host", "standby_file", pl.col("standby_line")),
+        "finish": (pl.col("finished_at") - shift, "standby_host", "standby_file", pl.lit(None, pl.Int64)),
+        "ack": (pl.col("acked_at"), "primary_host", "primary_file", pl.lit(None, pl.Int64)),
+    }
+    parts = [
+        both.select(
+            at=at, event=pl.lit(event), thread="thread", seq="seq", msgid="msgid", host=host, file=file, line=line
+        )
+        for event, (at, host, file, line) in sides.items()
+    ]
+    return pl.concat(parts).sort("at", "thread", "msgid") if parts else pl.DataFrame()

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from analyzer.api import Options, analyze
+from analyzer.clock import merged_timeline
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from analyzer.tables import TimeZones
@@ -89,3 +90,18 @@ def test_lgwr_warnings_of_a_simulated_set_are_tied(tmp_path: Path) -> None:
     assert warnings.height > 0
     assert warnings["writes"].min() >= 1, "every LGWR warning covers a remote write"
     assert (warnings["remote_total_ms"] <= warnings["elapsed_ms"] + 1).all()
+
+
+@pytest.mark.slow
+def test_merged_timeline_is_in_causal_order(tmp_path: Path) -> None:
+    """Standby 40 s behind and at another zone: shifted by the estimated offset, every write reads
+    send, receive, finish, ack in time order (microsecond stamps)."""
+    simulate(tmp_path / "set", SimOptions(writes=400, standby_skew_s=-40.0, standby_tz="+03:00", seed=2))
+    result = analyze([str(tmp_path / "set")])
+    timeline = merged_timeline(result.writes, result.clock)
+    assert timeline.height == 4 * result.writes.height
+    order = timeline.group_by("thread", "msgid", maintain_order=True).agg(pl.col("event").str.join(","))
+    assert (order["event"] == "send,receive,finish,ack").all()
+    received = timeline.filter(event="receive").join(result.writes, on=["thread", "msgid"])
+    shift = (received["at"] - received["received_at"]).dt.total_milliseconds()
+    assert shift.min() > 39_990 and shift.max() < 40_010  # the 40 s the standby clock was behind

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import TextIO
 
 from analyzer.api import Analysis
+from analyzer.clock import merged_timeline
 from analyzer.insights import per_minute
 from analyzer.report.html import render_html
 from analyzer.report.machine import render_csv, render_json
@@ -41,6 +42,7 @@ class CsvTable(StrEnum):
 
     WRITES = "writes"
     TIMELINE = "timeline"
+    EVENTS = "events"
 
 
 def render_timeline_csv(a: Analysis, out: TextIO, top: int) -> None:
@@ -49,6 +51,16 @@ def render_timeline_csv(a: Analysis, out: TextIO, top: int) -> None:
     out.write(iso_frame(per_minute(a.writes)).write_csv())
 
 
-CSV_TABLES: dict[CsvTable, Renderer] = {CsvTable.WRITES: render_csv, CsvTable.TIMELINE: render_timeline_csv}
+def render_events_csv(a: Analysis, out: TextIO, top: int) -> None:
+    """Write every send, receive, finish and ack on one timeline (standby shifted by the clock offset)."""
+    del top
+    out.write(iso_frame(merged_timeline(a.writes, a.clock)).write_csv())
+
+
+CSV_TABLES: dict[CsvTable, Renderer] = {
+    CsvTable.WRITES: render_csv,
+    CsvTable.TIMELINE: render_timeline_csv,
+    CsvTable.EVENTS: render_events_csv,
+}
 
 __all__ = ["CSV_TABLES", "RENDERERS", "CsvTable", "OutputFormat", "document"]
