@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/dgtrace analyze samples/paper-2014
+	$(BIN)/dgtrace analyze samples/paper-2014 --tz -07:00
 
 lint: $(STAMP)
 	$(BIN)/ruff check analyzer tests scripts
