@@ -41,9 +41,12 @@ def _iso(value: object) -> str | None:
 def notes(a: api.Analysis) -> list[str]:
     """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
     out = inventory.findings(a)
-    if a.writes.height and a.writes["warning"].is_not_null().any():
+    warned = a.writes["warning"].drop_nulls()
+    if len(warned):
+        small = int(warned.str.contains("within timestamp resolution", literal=True).sum())
         out.append(
-            f"{a.writes['warning'].is_not_null().sum()} write(s) have a negative component (see their 'warning')"
+            f"{len(warned)} write(s) have a negative component ({small} within timestamp resolution,"
+            f" {len(warned) - small} beyond it: see their 'warning')"
         )
     return out
 
