@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from analyzer import api
-from analyzer.schemas import UTC, schema
+from analyzer.schemas import COMPARISON, SERIES_COMPONENTS, SWITCHES, TIMELINE
 from analyzer.summary import component_stats, time_shares
 
 #: a write is near a log switch when it was sent within this many seconds of one on its thread
@@ -29,27 +29,6 @@ LOG_MINUTES = 20
 COMPONENTS = ("network", "rfs_io", "rfs_other")
 #: how sentences name each component
 NAMES = {"network": "network", "rfs_io": "standby I/O (RFS write)", "rfs_other": "other RFS time"}
-SERIES_COMPONENTS = ("total", "network", "rfs_io", "rfs_other")
-SWITCHES = schema(thread=pl.Int64, from_seq=pl.Int64, to_seq=pl.Int64, at=UTC)
-#: latency of the writes near a log switch against the others
-COMPARISON = schema(
-    writes=pl.String,
-    count=pl.Int64,
-    slow=pl.Int64,
-    slow_rate=pl.Float64,
-    p50_ms=pl.Float64,
-    p99_ms=pl.Float64,
-    max_ms=pl.Float64,
-    rfs_io_p99_ms=pl.Float64,
-)
-#: per-minute series: `timeline` in --format json and `--format csv --table timeline`
-TIMELINE = schema(
-    minute=UTC,
-    thread=pl.Int64,
-    writes=pl.Int64,
-    slow_writes=pl.Int64,
-    **{f"{c}_{p}_ms": pl.Float64 for c in SERIES_COMPONENTS for p in ("p50", "p99")},
-)
 
 
 def log_switches(writes: pl.DataFrame) -> pl.DataFrame:

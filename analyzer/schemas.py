@@ -159,6 +159,30 @@ WARNINGS = schema(
 )
 
 
+#: components of the per-minute series
+SERIES_COMPONENTS = ("total", "network", "rfs_io", "rfs_other")
+#: log switches: a change of `seq` between consecutive writes of a thread (insights)
+SWITCHES = schema(thread=pl.Int64, from_seq=pl.Int64, to_seq=pl.Int64, at=UTC)
+#: latency of the writes near a log switch against the others
+COMPARISON = schema(
+    writes=pl.String,
+    count=pl.Int64,
+    slow=pl.Int64,
+    slow_rate=pl.Float64,
+    p50_ms=pl.Float64,
+    p99_ms=pl.Float64,
+    max_ms=pl.Float64,
+    rfs_io_p99_ms=pl.Float64,
+)
+#: per-minute series: `timeline` in --format json and `--format csv --table timeline`
+TIMELINE = schema(
+    minute=UTC,
+    thread=pl.Int64,
+    writes=pl.Int64,
+    slow_writes=pl.Int64,
+    **{f"{c}_{p}_ms": pl.Float64 for c in SERIES_COMPONENTS for p in ("p50", "p99")},
+)
+
 #: one row per file found by `dgtrace inventory`
 INVENTORY = schema(
     file=pl.String,

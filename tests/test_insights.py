@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from analyzer import insights
-from analyzer.schemas import WRITES
+from analyzer.schemas import TIMELINE, WRITES
 from tests.conftest import invoke
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
@@ -183,7 +183,7 @@ def test_per_minute_series_per_thread() -> None:
         ]
     )
     series = insights.per_minute(writes)
-    assert series.schema == insights.TIMELINE
+    assert series.schema == TIMELINE
     assert series.select("minute", "thread", "writes", "slow_writes").rows() == [
         (T0, 1, 3, 1),
         (T0, 2, 1, 0),
@@ -198,7 +198,7 @@ def test_per_minute_series_per_thread() -> None:
 def test_timeline_csv_from_the_command_line() -> None:
     out = invoke(["analyze", "samples/paper-2014", "--tz", "-07:00", "--format", "csv", "--table", "timeline"]).stdout
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert list(rows[0]) == insights.TIMELINE.names()
+    assert list(rows[0]) == TIMELINE.names()
     assert [(r["minute"], r["thread"], r["writes"], r["slow_writes"]) for r in rows] == [
         ("2014-12-02T15:46:00.000000Z", "1", "33", "1"),
         ("2014-12-02T15:46:00.000000Z", "2", "33", "1"),
