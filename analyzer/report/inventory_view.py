@@ -11,7 +11,7 @@ from rich.text import Text
 from analyzer import inventory
 from analyzer.api import Analysis
 from analyzer.report import model
-from analyzer.report.text import make_table
+from analyzer.report.text import IDENTITY, identity_cells, make_table
 
 
 def render_inventory_text(a: Analysis, out: TextIO) -> None:
@@ -19,36 +19,10 @@ def render_inventory_text(a: Analysis, out: TextIO) -> None:
     console = Console(file=out, width=200 if not out.isatty() else None, highlight=False)
     rows = inventory.table(a)
     labels = rows["file"].to_list()
-    columns = [
-        "file",
-        "role",
-        "process",
-        "instance",
-        "host",
-        "thread",
-        "version",
-        "first (UTC)",
-        "lines",
-        "unparsed",
-        "messages",
-        "waits",
-        "lgwr warnings",
-    ]
-    t = make_table("Trace files", console, *columns)
+    t = make_table("Trace files", console, *IDENTITY, "lines", "unparsed", "messages", "waits", "lgwr warnings")
     for r in rows.iter_rows(named=True):
-        first = r["first_at"].strftime("%Y-%m-%d %H:%M:%S") if r["first_at"] else ""
-        cells = [
-            model.short_label(r["file"], labels),
-            r["role"],
-            r["process"],
-            r["instance"],
-            r["host"],
-            r["thread"],
-            r["version"],
-            first,
-        ]
-        cells += [r["lines"], r["unparsed"], r["messages"], r["waits"], r["lgwr_warnings"]]
-        t.add_row(*("" if c is None else str(c) for c in cells))
+        counts = [str(r[k]) for k in ("lines", "unparsed", "messages", "waits", "lgwr_warnings")]
+        t.add_row(*identity_cells(r, labels), *counts)
     console.print(t)
     if a.skipped:
         s = make_table(f"Skipped ({len(a.skipped)})", console, "input", "reason")

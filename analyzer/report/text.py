@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from analyzer import inventory
 from analyzer.api import Analysis
 from analyzer.report import model as doc
 from analyzer.summary import component_stats, histogram, verdict_totals
@@ -44,38 +45,24 @@ def _ms(value: Any, resolution_ms: float | None = None) -> str:
     return doc.fmt_ms(value, resolution_ms)
 
 
+#: the columns that say what a file is (this report's Files table and `dgtrace inventory`)
+IDENTITY = ("file", "role", "process", "instance", "host", "thread", "version", "first (UTC)")
+
+
+def identity_cells(row: dict[str, Any], labels: list[str]) -> list[str]:
+    """The IDENTITY cells of one row of `inventory.table`."""
+    first = row["first_at"].strftime("%Y-%m-%d %H:%M:%S") if row["first_at"] else ""
+    values = [doc.short_label(row["file"], labels), *(row[k] for k in IDENTITY[1:-1]), first]
+    return ["" if v is None else str(v) for v in values]
+
+
 def _files(a: Analysis, console: Console) -> Table:
-    labels = [f.source.label for f in a.files]
-    t = make_table(
-        "Files",
-        console,
-        "file",
-        "role",
-        "process",
-        "instance",
-        "host",
-        "thread",
-        "version",
-        "first (UTC)",
-        "last (UTC)",
-        "zone",
-    )
-    for f in a.files:
-        i = f.tables.info
-        first = f.tables.first_at.strftime("%Y-%m-%d %H:%M:%S") if f.tables.first_at else ""
+    rows = inventory.table(a)
+    labels = rows["file"].to_list()
+    t = make_table("Files", console, *IDENTITY, "last (UTC)", "zone")
+    for row, f in zip(rows.iter_rows(named=True), a.files, strict=True):
         last = f.tables.last_at.strftime("%H:%M:%S") if f.tables.last_at else ""
-        t.add_row(
-            doc.short_label(f.source.label, labels),
-            i.role,
-            i.process or "",
-            i.instance or "",
-            i.host or "",
-            str(i.thread or ""),
-            i.version or "",
-            first,
-            last,
-            f.tables.zone,
-        )
+        t.add_row(*identity_cells(row, labels), last, f.tables.zone)
     return t
 
 
