@@ -112,7 +112,7 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     matched = match(primary, standby, hosts, options.window_s)
     waits = pl.concat(
         [_in_stream(f.tables.waits, segments[f.source.label]) for f in files if f.tables.info.role == "standby"]
-        or [empty(WAITS).with_columns(file=pl.lit(None, CAT), stream=pl.lit(None, CAT), ord=pl.col("line"))]
+        or [empty(WAITS).with_columns(file=pl.lit(None, CAT), stream=pl.lit(None, pl.Int64), ord=pl.col("line"))]
     )
     writes = attribute(matched.exchanges, waits, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
     clock = estimate_offsets(writes, options.clock_offsets)
@@ -173,9 +173,10 @@ def _window(options: Options, column: str) -> pl.Expr:
     return keep
 
 
-#: a file's place in its process: (stream prefix, rank of the file among that process's segments)
-Segment = tuple[str, int]
+#: a file's place in its process: (process number, rank of the file among that process's segments)
+Segment = tuple[int, int]
 _SEGMENT_SPAN = 1 << 40  # ord = rank * span + line: lines of later segments sort after earlier ones
+_INCARNATIONS = 1 << 10  # stream = process number * this + incarnation within the file
 
 
 def join_segments(files: list[FileResult]) -> dict[str, Segment]:
@@ -187,20 +188,17 @@ def join_segments(files: list[FileResult]) -> dict[str, Segment]:
         key: tuple[object, ...] = (i.host, i.instance, i.process, i.pid) if i.pid and i.process else (f.source.label,)
         groups.setdefault(key, []).append(f)
     out: dict[str, Segment] = {}
-    for key, members in groups.items():
+    for number, members in enumerate(groups.values()):
         members.sort(key=lambda f: (f.tables.first_at is None, f.tables.first_at or 0, f.source.label))
-        prefix = "/".join(str(k) for k in key)
-        out.update({f.source.label: (prefix, rank) for rank, f in enumerate(members)})
+        out.update({f.source.label: (number, rank) for rank, f in enumerate(members)})
     return out
 
 
 def _in_stream(frame: pl.DataFrame, segment: Segment) -> pl.DataFrame:
-    """Re-key a file's rows (stream `<label>#<incarnation>`) to its process stream and order."""
-    prefix, rank = segment
+    """Re-key a file's rows (stream = incarnation within the file) to its process stream and order."""
+    number, rank = segment
     return frame.with_columns(
-        stream=pl.concat_str([pl.lit(prefix + "#"), pl.col("stream").cast(pl.String).str.split("#").list.last()]).cast(
-            CAT
-        ),
+        stream=pl.col("stream") + number * _INCARNATIONS,
         ord=pl.col("line") + rank * _SEGMENT_SPAN,
     )
 

@@ -66,7 +66,7 @@ UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.Str
 EVENTS = schema(
     file=CAT,
     line=pl.Int64,
-    stream=CAT,
+    stream=pl.Int64,
     ord=pl.Int64,
     kind=CAT,
     oper=CAT,

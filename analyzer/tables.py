@@ -131,7 +131,7 @@ def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -
         fallback, source = tim.inferred_zone_min, f"inferred from epoch tim ({_offset_text(tim.inferred_zone_min)})"
     zone = "ISO ADR lines of the file" if has_iso else source
     events = to_utc(associate(t["messages"], t["krs"]), t["adr"], fallback)
-    stream = _stream(label, t["header"], t["markers"])
+    stream = _incarnations(t["header"], t["markers"])
     events = (
         events.with_columns(
             file=pl.lit(label),
@@ -145,9 +145,7 @@ def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -
     lgwr = to_utc(_lgwr_times(t["lgwr"], t["adr"]), t["adr"], fallback)
     times = pl.concat([t["adr"].select("local"), t["krs"].select("local")])["local"]
     first_at, last_at = _span(times, t["adr"], fallback)
-    waits = wait_times(t["waits"], tim).with_columns(
-        file=pl.lit(label, CAT), stream=stream.cast(CAT), ord=pl.col("line")
-    )
+    waits = wait_times(t["waits"], tim).with_columns(file=pl.lit(label, CAT), stream=stream, ord=pl.col("line"))
     return FileTables(info, events, waits, lgwr.with_columns(file=pl.lit(label)), zone, first_at, last_at, tim)
 
 
@@ -156,10 +154,10 @@ def _offset_text(minutes: int) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def _stream(label: str, header: pl.DataFrame, markers: pl.DataFrame) -> pl.Expr:
-    """`<label>#<incarnation>`: a repeated header (OS pid reuse) or a recreated file starts a new one.
-
-    Messages of different incarnations are never paired (`analyzer.match` pairs within a stream).
+def _incarnations(header: pl.DataFrame, markers: pl.DataFrame) -> pl.Expr:
+    """The process incarnation of each line (1, 2, ...): a repeated header (OS pid reuse) or a
+    recreated file starts a new one. It is the file's `stream`; `analyzer.api` gives every
+    process its own range, and messages of different streams are never paired.
     """
     starts = pl.concat(
         [
@@ -167,9 +165,7 @@ def _stream(label: str, header: pl.DataFrame, markers: pl.DataFrame) -> pl.Expr:
             markers.filter(pl.col("marker") == "recreated").select("line"),
         ]
     )["line"].sort()
-    if starts.is_empty():
-        return pl.lit(f"{label}#1")
-    return pl.concat_str([pl.lit(f"{label}#"), _incarnation(starts).cast(pl.String)])
+    return _incarnation(starts) if len(starts) else pl.lit(1, pl.Int64)
 
 
 def _incarnation(starts: pl.Series) -> pl.Expr:
