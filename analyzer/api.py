@@ -110,6 +110,7 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     primary = _events(files, "primary", segments)
     standby = _events(files, "standby", segments)
     matched = match(primary, standby, hosts, options.window_s)
+    del primary, standby  # the exchanges hold what is needed from here on
     waits = pl.concat(
         [_in_stream(f.tables.waits, segments[f.source.label]) for f in files if f.tables.info.role == "standby"]
         or [empty(WAITS).with_columns(file=pl.lit(None, CAT), stream=pl.lit(None, pl.Int64), ord=pl.col("line"))]

@@ -75,7 +75,6 @@ EVENTS = schema(
     msgid=pl.Int64,
     stamp_line=pl.Int64,
     stamp_src=CAT,
-    local=US,
     at=UTC,
     resolution_us=pl.Int64,
     problem=pl.String,
