@@ -235,7 +235,20 @@ class Region:
         return Region(self.session, self.path, self.start + offset, length)
 
 
-class Window(io.RawIOBase):
+class _ByteReader(io.RawIOBase):
+    """A raw stream whose subclasses implement `read(size)`; `readinto` is served from it."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+class Window(_ByteReader):
     """A seekable view of `length` bytes of `file` from `start`.
 
     While an archive's directory or headers are read through it, `cap` refuses any single read
@@ -257,9 +270,6 @@ class Window(io.RawIOBase):
         self._file, self._start, self._length, self._lock = file, start, length, lock
         self._label, self._owned, self._pos = label, owned, 0
         self.cap = cap
-
-    def readable(self) -> bool:
-        return True
 
     def seekable(self) -> bool:
         return True
@@ -289,12 +299,6 @@ class Window(io.RawIOBase):
             raise CorruptInput(f"{self._label}: truncated (data ends {size - len(data)} bytes early)")
         return data
 
-    def readinto(self, buffer: WriteableBuffer, /) -> int:
-        view = memoryview(buffer).cast("B")
-        data = self.read(len(view))
-        view[: len(data)] = data
-        return len(data)
-
     def close(self) -> None:
         if self._owned and not self.closed:
             self._file.close()
@@ -323,7 +327,7 @@ class Meter:
             self.charged = produced
 
 
-class Layer(io.RawIOBase):
+class Layer(_ByteReader):
     """One stage of a read pipeline: bounded reads of `inner`, limits checked, errors wrapped."""
 
     def __init__(
@@ -340,9 +344,6 @@ class Layer(io.RawIOBase):
         self._consumed, self._below = consumed, below
         #: bytes this stage has produced so far
         self.pos = 0
-
-    def readable(self) -> bool:
-        return True
 
     def read(self, size: int | None = -1, /) -> bytes:
         if size is None or size < 0:
@@ -361,12 +362,6 @@ class Layer(io.RawIOBase):
         while data := self.read(CHUNK):
             parts.append(data)
         return b"".join(parts)
-
-    def readinto(self, buffer: WriteableBuffer, /) -> int:
-        view = memoryview(buffer).cast("B")
-        data = self.read(len(view))
-        view[: len(data)] = data
-        return len(data)
 
     def close(self) -> None:
         if not self.closed:

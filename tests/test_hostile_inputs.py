@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from analyzer.errors import CorruptInput, ExitCode, LimitExceeded
 from analyzer.sources import Limits, Skipped, Source, discover
+from tests.conftest import zip_bytes
 
 MiB = 1024 * 1024
 BOMB_SIZE = 200 * MiB
@@ -58,14 +59,6 @@ def drain(source: Source) -> int:
         while chunk := stream.read(65536):
             total += len(chunk)
     return total
-
-
-def zip_bytes(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", method) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def tar_bytes(infos: list[tuple[tarfile.TarInfo, bytes]], mode: str = "w", **kw: int) -> bytes:

@@ -22,6 +22,7 @@ import zstandard
 from analyzer import archives
 from analyzer.errors import CorruptInput, ExitCode, UsageError
 from analyzer.sources import Limits, Skipped, Source, discover
+from tests.conftest import zip_bytes
 
 COMPRESS: dict[str, Callable[[bytes], bytes]] = {
     ".gz": gzip.compress,
@@ -44,14 +45,6 @@ def contents(sources: list[Source]) -> dict[str, bytes]:
 
 def reasons(skipped: list[Skipped]) -> dict[str, str]:
     return {item.label: item.reason for item in skipped}
-
-
-def zip_bytes(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", method) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def tar_bytes(members: dict[str, bytes], mode: str = "w") -> bytes:
