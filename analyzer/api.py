@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,14 +15,14 @@ import polars as pl
 
 from analyzer import parse
 from analyzer.archives import Limits
-from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings
+from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings, wait_columns, wait_sums
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, ExitCode, NoInputError
-from analyzer.match import DEFAULT_WINDOW_S, Matched, match
+from analyzer.match import DEFAULT_WINDOW_S, Matched, lonely_reason, match, pair_events
 from analyzer.read import ReadStats, read_lines
-from analyzer.schemas import CAT, EVENTS, UNMATCHED, UNPARSED, WAITS, WARNINGS, WRITES, empty
+from analyzer.schemas import EXCHANGES, UNMATCHED, UNPARSED, WARNINGS, WRITES, empty
 from analyzer.sources import Skipped, Source, discover
-from analyzer.tables import FileTables, TimeZones, build_file_tables
+from analyzer.tables import FileTables, TimeZones, tabulate
 
 
 @dataclass(frozen=True)
@@ -81,50 +81,43 @@ ProgressHook = Callable[[str, int, int], None]
 
 
 def read_file(source: Source, zones: TimeZones) -> FileResult:
-    """Read, parse and tabulate one source; reading errors keep the lines read before them."""
+    """Read, parse and tabulate one source, chunk by chunk; reading errors keep the lines read before them."""
     stats = ReadStats()
-    parts: list[parse.Parsed] = []
+    tables, parsed = tabulate(source.label, source.name, _chunks(source, stats), zones)
+    return FileResult(source, tables, parsed, stats)
+
+
+def _chunks(source: Source, stats: ReadStats) -> Iterator[parse.Parsed]:
+    """The parsed chunks of a source; an error ends them (the chunks before it stand)."""
     in_header = False
     try:
         with source.opener() as stream:
             for lines in read_lines(stream, stats):
                 part, in_header = parse.parse_chunk(lines, in_header)
-                parts.append(part)
+                yield part
     except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
         stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
-    parsed = parse.merge(parts)
-    tables = build_file_tables(source.label, source.name, parsed, zones)
-    # the big per-line tables live on in `tables` (events, waits); keep only the small ones here
-    slim = {name: frame if name in _KEPT_TABLES else frame.clear() for name, frame in parsed.tables.items()}
-    return FileResult(source, tables, parse.Parsed(slim, parsed.parsed, parsed.ignored), stats)
-
-
-#: parse tables a FileResult keeps (the others are rebuilt as events and waits by the tables stage)
-_KEPT_TABLES = frozenset({"unparsed", "header", "markers", "lgwr"})
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:
-    """Match and attribute the events of already-read files."""
+    """Match and attribute the exchanges of already-read files."""
     hosts = {f.source.label: f.tables.info.host or f.source.label for f in files}
     segments = join_segments(files)
-    primary = _events(files, "primary", segments)
-    standby = _events(files, "standby", segments)
+    primary, p_unmatched = _side(files, "primary", segments)
+    standby, s_unmatched = _side(files, "standby", segments)
     matched = match(primary, standby, hosts, options.window_s)
-    del primary, standby  # the exchanges hold what is needed from here on
-    waits = pl.concat(
-        [_in_stream(f.tables.waits, segments[f.source.label]) for f in files if f.tables.info.role == "standby"]
-        or [empty(WAITS).with_columns(file=pl.lit(None, CAT), stream=pl.lit(None, pl.Int64), ord=pl.col("line"))]
-    )
-    writes = attribute(matched.exchanges, waits, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
+    del primary, standby  # the matched exchanges hold what is needed from here on
+    writes = attribute(matched.exchanges, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
     clock = estimate_offsets(writes, options.clock_offsets)
     writes = one_way(writes, clock).filter(_window(options, "sent_at"))
     warnings = tie_warnings(_lgwr(files), writes).filter(_window(options, "at"))
+    unmatched = pl.concat([p_unmatched, s_unmatched, matched.unmatched]).sort("file", "line")
     return Analysis(
         options,
         files,
         skipped,
         writes,
-        matched.unmatched.cast(UNMATCHED).filter(_window(options, "at")),
+        unmatched.filter(_window(options, "at")),
         warnings,
         clock,
         *_exchange_counts(matched, writes, options),
@@ -196,17 +189,38 @@ def join_segments(files: list[FileResult]) -> dict[str, Segment]:
 
 
 def _in_stream(frame: pl.DataFrame, segment: Segment) -> pl.DataFrame:
-    """Re-key a file's rows (stream = incarnation within the file) to its process stream and order."""
+    """Re-key a file's rows (stream = incarnation within the file) to its process stream and
+    order (`ord`, when the rows have one: lines of later segments sort after earlier ones)."""
     number, rank = segment
-    return frame.with_columns(
-        stream=pl.col("stream") + number * _INCARNATIONS,
-        ord=pl.col("line") + rank * _SEGMENT_SPAN,
+    rekeyed = frame.with_columns(stream=pl.col("stream") + number * _INCARNATIONS)
+    return rekeyed.with_columns(ord=pl.col("ord") + rank * _SEGMENT_SPAN) if "ord" in frame.columns else rekeyed
+
+
+def _side(files: list[FileResult], role: str, segments: dict[str, Segment]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The exchanges of one side (files of that role), with the writes that span two segments of
+    a process paired from the files' loose messages, and that side's unmatched messages."""
+    client = role == "primary"
+    members = [f for f in files if f.tables.info.role == role]
+    exchanges = [
+        _in_stream(f.tables.exchanges.filter(pl.col("client") == client), segments[f.source.label]) for f in members
+    ]
+    loose = [_in_stream(f.tables.loose, segments[f.source.label]) for f in members]
+    edge = [_in_stream(f.tables.edge_waits, segments[f.source.label]) for f in members]
+    unmatched = [f.tables.unmatched for f in members]
+    if loose:
+        spanning = pair_events(pl.concat(loose), ["file", "line", "ord", "at", "res_us"])
+        pairs = spanning.exchanges.filter(pl.col("client") == client)
+        if pairs.height:
+            sums = wait_sums(pairs.select("stream", "a_ord", "b_ord"), pl.concat(edge))
+            pairs = wait_columns(pairs.join(sums, on=["stream", "a_ord"], how="left"), 1.0, 0.0)
+            exchanges.append(pairs.rename({"a_file": "file"}).select(EXCHANGES.names()).cast(EXCHANGES))
+        alone = pl.concat([spanning.lonely, spanning.loose.with_columns(reason=lonely_reason())])
+        unmatched.append(alone.with_columns(side=pl.lit(None, pl.String)).select(UNMATCHED.names()).cast(UNMATCHED))
+    side = pl.lit(role, pl.String)
+    return (
+        pl.concat(exchanges) if exchanges else empty(EXCHANGES),
+        pl.concat(unmatched).with_columns(side=side) if unmatched else empty(UNMATCHED),
     )
-
-
-def _events(files: list[FileResult], role: str, segments: dict[str, Segment]) -> pl.DataFrame:
-    frames = [_in_stream(f.tables.events, segments[f.source.label]) for f in files if f.tables.info.role == role]
-    return pl.concat(frames) if frames else empty(EVENTS)
 
 
 def _lgwr(files: list[FileResult]) -> pl.DataFrame:
@@ -214,8 +228,8 @@ def _lgwr(files: list[FileResult]) -> pl.DataFrame:
     threads: dict[str, int] = {}
     for f in files:  # an instance's thread, from its header or from the messages its NSS sent
         info = f.tables.info
-        if info.instance and info.role == "primary" and f.tables.events.height:
-            threads.setdefault(info.instance, int(f.tables.events["thread"][0]))
+        if info.instance and info.role == "primary" and f.tables.threads:
+            threads.setdefault(info.instance, f.tables.threads[0])
     frames = []
     for f in files:
         info = f.tables.info

@@ -23,37 +23,51 @@ def _ms(end: str, start: str) -> pl.Expr:
     return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
 
 
-def rfs_io(exchanges: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
-    """Per standby exchange (standby_stream, recv_ord): the RFS I/O wait time and count, and when
-    the first wait inside it started and the last one ended (UTC, from anchored `tim`).
+def wait_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
+    """Per standby exchange (stream, a_ord): its RFS I/O wait time and count, the wait that
+    started first and the end of the last one, in the waits' own `tim` units.
 
     A wait belongs to a write when it stands between that write's `Server received` and
-    `Server finished` lines of the same RFS process (`ord` orders lines across its segments).
+    `Server finished` lines of the same RFS process (`ord` orders a process's lines). `spans`
+    has stream, a_ord, b_ord; `waits` has stream, ord, event, ela_us, tim. The sums stay in
+    `tim` units because a file's tim clock is only known at its end (`wait_columns`).
     """
-    has_time = "end_at" in waits.columns
     rows = waits.select(
-        standby_stream="stream",
-        wait_ord="ord",
-        ela_us="ela_us",
+        "stream",
+        w_ord="ord",
+        ela="ela_us",
+        tim="tim",
         io=pl.col("event").is_in(RFS_IO_EVENTS),
-        end_at=pl.col("end_at") if has_time else pl.lit(None, pl.Datetime("us", "UTC")),
-    ).sort("wait_ord")
-    spans = exchanges.filter(pl.col("standby_stream").is_not_null()).select("standby_stream", "recv_ord", "done_ord")
+    ).sort("w_ord")
     inside = rows.join_asof(
-        spans.sort("recv_ord"),
-        left_on="wait_ord",
-        right_on="recv_ord",
-        by="standby_stream",
-        strategy="backward",
-        check_sortedness=False,
-    )
-    inside = inside.filter(pl.col("wait_ord") < pl.col("done_ord"))
-    return inside.group_by("standby_stream", "recv_ord").agg(
-        rfs_io_ms=pl.col("ela_us").filter("io").sum() / 1000.0,
+        spans.sort("a_ord"), left_on="w_ord", right_on="a_ord", by="stream", strategy="backward", check_sortedness=False
+    ).filter(pl.col("w_ord") < pl.col("b_ord"))
+    start = pl.col("tim") - pl.col("ela")
+    return inside.group_by("stream", "a_ord").agg(
+        io_ela=pl.col("ela").filter("io").sum(),
         rfs_io_waits=pl.col("io").sum().cast(pl.Int64),
-        first_start=(pl.col("end_at") - pl.duration(microseconds=pl.col("ela_us"))).min(),
-        last_end=pl.col("end_at").max(),
+        first_tim=pl.col("tim").sort_by(start).first(),
+        first_ela=pl.col("ela").sort_by(start).first(),
+        last_tim=pl.col("tim").max(),
     )
+
+
+def wait_columns(exchanges: pl.DataFrame, factor: float, offset_us: float | None) -> pl.DataFrame:
+    """Turn `wait_sums` columns into rfs_io_ms and UTC first_start / last_end (utc = tim * factor
+    + offset; no offset: the tim clock is not anchored and the times stay null)."""
+
+    def utc(tim: str) -> pl.Expr:
+        if offset_us is None:
+            return pl.lit(None, pl.Datetime("us", "UTC"))
+        us = (pl.col(tim) * factor + offset_us).round().cast(pl.Int64)
+        return pl.from_epoch(us, time_unit="us").dt.replace_time_zone("UTC")
+
+    ela = (pl.col("first_ela") * factor).round().cast(pl.Int64)
+    return exchanges.with_columns(
+        rfs_io_ms=pl.col("io_ela") * factor / 1000.0,
+        first_start=utc("first_tim") - pl.duration(microseconds=ela),
+        last_end=utc("last_tim"),
+    ).drop("io_ela", "first_tim", "first_ela", "last_tim")
 
 
 def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
@@ -68,15 +82,15 @@ def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
     return pl.when(usable).then(low + (high - low) / 2).otherwise(s)
 
 
-def attribute(exchanges: pl.DataFrame, waits: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_MS) -> pl.DataFrame:
-    """The writes table (schema `WRITES`) from the exchanges of `match` and the standby WAIT lines.
+def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_MS) -> pl.DataFrame:
+    """The writes table (schema `WRITES`) from the exchanges of `match` (whose standby side
+    carries its RFS wait sums: rfs_io_ms, rfs_io_waits, first_start, last_end).
 
     A write seen on one side only has that side's numbers (total on the primary; rfs, rfs_io
     and rfs_other on the standby); network and the verdict need both sides.
     """
-    io = rfs_io(exchanges, waits)
     has_standby = pl.col("standby_file").is_not_null()
-    w = exchanges.join(io, on=["standby_stream", "recv_ord"], how="left").with_columns(
+    w = exchanges.with_columns(
         rfs_io_ms=pl.when(has_standby).then(pl.col("rfs_io_ms").fill_null(0.0)),
         rfs_io_waits=pl.when(has_standby).then(pl.col("rfs_io_waits").fill_null(0).cast(pl.Int64)),
         total_ms=_ms("t4", "t1"),

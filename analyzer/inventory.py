@@ -18,7 +18,7 @@ def _threads(files: list[FileResult], role: str) -> set[int]:
     found: set[int] = set()
     for f in files:
         if f.tables.info.role == role:
-            found |= set(f.tables.events["thread"].unique().drop_nulls().to_list())
+            found |= set(f.tables.threads)
     return found
 
 
@@ -48,7 +48,7 @@ def findings(a: Analysis) -> list[str]:
     """Plain-language findings: missing sides, missing tracing, non-overlapping windows, assumptions."""
     out = []
     roles = {f.tables.info.role for f in a.files}
-    messages = sum(f.tables.events.height for f in a.files)
+    messages = sum(f.tables.messages for f in a.files)
     if not messages:
         out.append("no event 16410 messages found: was the event set on the primary and the standby?")
     if "standby" not in roles and messages:
@@ -56,7 +56,7 @@ def findings(a: Analysis) -> list[str]:
     if "primary" not in roles and messages:
         out.append("no primary NSS/LNS/LGWR trace with 16410 messages: only RFS time and its I/O split are available")
     for f in a.files:
-        if f.tables.info.role == "standby" and not f.tables.waits.height:
+        if f.tables.info.role == "standby" and not f.tables.waits:
             out.append(f"RFS trace {f.source.label} has no 10046 WAIT lines: rfs_io cannot be told from rfs_other")
     if messages and not any(f.tables.lgwr.height for f in a.files):
         out.append("no LGWR trace with long-write warnings: warnings cannot be tied to remote writes")
@@ -93,8 +93,8 @@ def table(a: Analysis) -> pl.DataFrame:
                 "last_at": f.tables.last_at,
                 "lines": f.stats.lines,
                 "unparsed": f.parsed.unparsed,
-                "messages": f.tables.events.height,
-                "waits": f.tables.waits.height,
+                "messages": f.tables.messages,
+                "waits": f.tables.waits,
                 "lgwr_warnings": f.tables.lgwr.filter(pl.col("kind") == "log_write").height,
             }
         )

@@ -17,6 +17,8 @@ import polars as pl
 from analyzer.schemas import UNMATCHED
 
 KEY = ["thread", "seq", "msgid", "oper"]
+#: columns only a standby exchange fills (its RFS wait sums)
+STANDBY_ONLY = ("rfs_io_ms", "rfs_io_waits", "first_start", "last_end")
 DEFAULT_WINDOW_S = 60.0
 
 
@@ -34,7 +36,7 @@ class Matched:
     standby_exchanges: int
 
 
-def _unmatched(rows: pl.DataFrame, side: str, reason: pl.Expr | str) -> pl.DataFrame:
+def unmatched_rows(rows: pl.DataFrame, side: str, reason: pl.Expr | str) -> pl.DataFrame:
     reason_expr = pl.lit(reason) if isinstance(reason, str) else reason
     return rows.select(
         side=pl.lit(side),
@@ -50,54 +52,68 @@ def _unmatched(rows: pl.DataFrame, side: str, reason: pl.Expr | str) -> pl.DataF
     ).cast(UNMATCHED)
 
 
-def pair_in_file(events: pl.DataFrame, first: str, second: str, side: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Pair `first` messages with the next `second` message of the same key in the same stream.
+#: the message that opens a write on each side, and the one that closes it
+FIRST_KINDS = {"client_send": "client_recv", "server_recv": "server_done"}
+CLIENT_KINDS = ("client_send", "client_recv")
 
-    A stream is one process incarnation: one file, or the segments of one process joined in
-    time order (`ord` orders events across them). Returns (exchanges, unmatched). Exchange
-    columns: file, stream, key, a_line, b_line, a_ord, b_ord, a_at, b_at, a_res_us, b_res_us,
-    a_stamp_line, b_stamp_line.
+
+@dataclass(frozen=True)
+class Paired:
+    """`pair_events` result: pairs, messages that can never pair, and those that still may."""
+
+    #: stream, KEY, client (bool), a_<column> and b_<column> for every payload column
+    exchanges: pl.DataFrame
+    #: unpaired rows that a later or earlier row of their key rules out, with `reason`
+    lonely: pl.DataFrame
+    #: an opening message that is the last of its key (its partner may come later), and a
+    #: closing message that is the first of its key (its partner may have come earlier)
+    loose: pl.DataFrame
+
+
+def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
+    """Pair each opening message (`Client sending`, `Server received`) with the next message of
+    the same stream, side and key when that one closes it (`Client received`, `Server finished`).
+
+    `rows` are messages without a stamp problem, with `stream`, `kind`, KEY, `ord` (order in the
+    stream) and the `payload` columns. One sort by key then order, and a look at the row after:
+    no window functions. Pieces in order pair as a whole does: the `loose` rows of one piece,
+    put before the rows of the next, pair as if both had been paired at once (a pair never
+    spans a row of its key, so only the last row of a key in one piece and the first in the
+    next can still meet). That lets a file be paired chunk by chunk, and the segments of one
+    process after their files. (One difference: a closing message whose key was already paired
+    in an earlier piece stays loose instead of lonely; it is reported alone in the end unless
+    the previous segment of its process left an opening message of that key.)
     """
-    ok = events.filter(pl.col("problem").is_null() & pl.col("kind").is_in([first, second]))
-    by = ["stream", *KEY]
-    # one sort by key then order: a `first` pairs with the row right after it when that row has the
-    # same key and is a `second` (another `first` in between leaves it alone) -- no window functions
-    rows = ok.sort([*by, "ord"])
-    same = pl.all_horizontal([pl.col(k).shift(-1) == pl.col(k) for k in by]).fill_null(False)
-    after = ("ord", "line", "at", "resolution_us", "stamp_line")
-    rows = rows.with_columns(
-        _pairs=same & (pl.col("kind") == first) & (pl.col("kind").shift(-1) == second),
-        **{f"b_{c}": pl.col(c).shift(-1) for c in after},
+    client = pl.col("kind").is_in(CLIENT_KINDS)
+    opens = pl.col("kind").is_in(list(FIRST_KINDS))
+    by = ["stream", "_client", *KEY]
+    rows = rows.with_columns(_client=client, _open=opens).sort([*by, "ord"])
+    same_next = pl.all_horizontal([pl.col(k).shift(-1) == pl.col(k) for k in by]).fill_null(False)
+    same_prev = pl.all_horizontal([pl.col(k).shift(1) == pl.col(k) for k in by]).fill_null(False)
+    pairs = same_next & pl.col("_open") & ~pl.col("_open").shift(-1).fill_null(True)
+    rows = rows.with_columns(_pairs=pairs, _same_next=same_next, _same_prev=same_prev)
+    rows = rows.with_columns(_closed=pl.col("_pairs").shift(1).fill_null(False))
+    after = {f"b_{c}": pl.col(c).shift(-1) for c in payload}
+    exchanges = (
+        rows.with_columns(**after)
+        .filter("_pairs")
+        .select("stream", *KEY, client="_client", **{f"a_{c}": c for c in payload}, **{b: b for b in after})
     )
-    paired = rows.filter("_pairs")
-    exchanges = paired.select(
-        "file",
-        *by,
-        a_line="line",
-        b_line="b_line",
-        a_ord="ord",
-        b_ord="b_ord",
-        a_at="at",
-        b_at="b_at",
-        a_res_us="resolution_us",
-        b_res_us="b_resolution_us",
-        a_stamp_line="stamp_line",
-        b_stamp_line="b_stamp_line",
-    )
-    joined = rows.filter((pl.col("kind") == first) & ~pl.col("_pairs"))
-    lonely_a = joined
-    lonely_b = ok.filter(pl.col("kind") == second).join(
-        exchanges.select("stream", ord="b_ord"), on=["stream", "ord"], how="anti"
-    )
-    problems = events.filter(pl.col("problem").is_not_null())
-    unmatched = pl.concat(
-        [
-            _unmatched(lonely_a, side, f"no '{second}' message for it later in the same process"),
-            _unmatched(lonely_b, side, f"no '{first}' message for it earlier in the same process"),
-            _unmatched(problems, side, pl.col("problem")),
-        ]
-    )
-    return exchanges, unmatched
+    single = rows.filter(~pl.col("_pairs") & ~pl.col("_closed"))
+    ruled_out = pl.when(pl.col("_open")).then(pl.col("_same_next")).otherwise(pl.col("_same_prev"))
+    lonely = single.filter(ruled_out).with_columns(reason=lonely_reason())
+    loose = single.filter(~ruled_out)
+    helpers = ["_client", "_open", "_pairs", "_same_next", "_same_prev", "_closed"]
+    return Paired(exchanges, lonely.drop(helpers), loose.drop(helpers))
+
+
+def lonely_reason() -> pl.Expr:
+    """Why an unpaired message stays alone (the text names the partner it lacks)."""
+    reasons = {}
+    for first, second in FIRST_KINDS.items():
+        reasons[first] = f"no '{second}' message for it later in the same process"
+        reasons[second] = f"no '{first}' message for it earlier in the same process"
+    return pl.col("kind").cast(pl.String).replace_strict(reasons, default=None, return_dtype=pl.String)
 
 
 def match(
@@ -106,46 +122,49 @@ def match(
     hosts: dict[str, str],
     window_s: float = DEFAULT_WINDOW_S,
 ) -> Matched:
-    """Match primary events (client_*) with standby events (server_*) of every file.
+    """Match the primary exchanges (send -> ack) with the standby exchanges (received -> finished).
 
-    `hosts` maps a file label to its host; the window is applied per (primary, standby) host pair.
+    Both come paired within their process (`analyzer.tables`): file, stream, KEY, a_/b_ line,
+    at and res_us; the standby's also carry the RFS wait sums. `hosts` maps a file label to its
+    host; the window is applied per (primary, standby) host pair. `unmatched` lists the writes
+    of either side that found no partner here.
     """
-    p, p_un = pair_in_file(primary, "client_send", "client_recv", "primary")
-    s, s_un = pair_in_file(standby, "server_recv", "server_done", "standby")
     host_of = (
-        pl.col("file").replace_strict(hosts, default=None, return_dtype=pl.String) if hosts else pl.lit(None, pl.String)
+        pl.col("file").cast(pl.String).replace_strict(hosts, default=None, return_dtype=pl.String)
+        if hosts
+        else pl.lit(None, pl.String)
     )
-    p = p.with_columns(p_host=host_of).rename(
-        {
-            "file": "primary_file",
-            "a_line": "send_line",
-            "b_line": "ack_line",
-            "a_at": "t1",
-            "b_at": "t4",
-            "a_res_us": "res1_us",
-            "b_res_us": "res4_us",
-            "a_stamp_line": "send_stamp_line",
-            "stream": "primary_stream",
-            "a_ord": "send_ord",
-            "b_ord": "ack_ord",
-            "b_stamp_line": "ack_stamp_line",
-        }
+    p = (
+        primary.drop(*STANDBY_ONLY, "client", strict=False)
+        .with_columns(p_host=host_of)
+        .rename(
+            {
+                "file": "primary_file",
+                "a_line": "send_line",
+                "b_line": "ack_line",
+                "a_at": "t1",
+                "b_at": "t4",
+                "a_res_us": "res1_us",
+                "b_res_us": "res4_us",
+                "stream": "primary_stream",
+            }
+        )
     )
-    s = s.with_columns(s_host=host_of).rename(
-        {
-            "file": "standby_file",
-            "a_line": "recv_line",
-            "b_line": "done_line",
-            "a_at": "t2",
-            "b_at": "t3",
-            "a_res_us": "res2_us",
-            "b_res_us": "res3_us",
-            "a_stamp_line": "recv_stamp_line",
-            "stream": "standby_stream",
-            "a_ord": "recv_ord",
-            "b_ord": "done_ord",
-            "b_stamp_line": "done_stamp_line",
-        }
+    s = (
+        standby.drop("client", strict=False)
+        .with_columns(s_host=host_of)
+        .rename(
+            {
+                "file": "standby_file",
+                "a_line": "recv_line",
+                "b_line": "done_line",
+                "a_at": "t2",
+                "b_at": "t3",
+                "a_res_us": "res2_us",
+                "b_res_us": "res3_us",
+                "stream": "standby_stream",
+            }
+        )
     )
     cand = p.join(s, on=KEY, how="inner").with_columns(
         gap_ms=(pl.col("t2") - pl.col("t1")).dt.total_microseconds() / 1000.0
@@ -161,7 +180,7 @@ def match(
     cand = cand.with_columns(_clash=clash)
     pairs = cand.filter(~pl.col("_clash")).drop("_clash")
     clashing = cand.filter("_clash")
-    unmatched = [p_un, s_un]
+    unmatched = []
     if clashing.height:
         unmatched.append(
             _exchange_unmatched(
@@ -224,7 +243,7 @@ def _exchange_unmatched(
     rows: pl.DataFrame, side: str, reason: str, file_col: str, line_col: str, at_col: str
 ) -> pl.DataFrame:
     kind = "client_send" if side == "primary" else "server_recv"
-    return _unmatched(
+    return unmatched_rows(
         rows.select(
             *[pl.col(k) for k in KEY],
             file=pl.col(file_col),

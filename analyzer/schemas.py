@@ -62,30 +62,69 @@ MARKERS = schema(line=pl.Int64, marker=pl.String, path=pl.String)
 #: lines of a known family that its grammar rejected, and other input problems
 UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.String)
 
-#: one row per message after stamp association and time-zone conversion (tables stage)
-EVENTS = schema(
-    file=CAT,
+#: a message after stamp association, while its file is read (naive local time; `zkey` is the
+#: line whose time zone applies: its stamp's, else its own)
+CHUNK_EVENTS = schema(
     line=pl.Int64,
-    stream=pl.Int64,
     ord=pl.Int64,
+    stream=pl.Int64,
     kind=CAT,
     oper=CAT,
     thread=pl.Int64,
     seq=pl.Int64,
     msgid=pl.Int64,
-    stamp_line=pl.Int64,
-    stamp_src=CAT,
-    at=UTC,
-    resolution_us=pl.Int64,
+    zkey=pl.Int64,
+    local=US,
+    res_us=pl.Int64,
     problem=pl.String,
 )
+#: a message in UTC that is still without its partner at the end of its file: the segments of
+#: one process are paired on these (tables stage -> analyzer.api)
+LOOSE = schema(
+    file=CAT,
+    line=pl.Int64,
+    ord=pl.Int64,
+    stream=pl.Int64,
+    kind=CAT,
+    oper=CAT,
+    thread=pl.Int64,
+    seq=pl.Int64,
+    msgid=pl.Int64,
+    at=UTC,
+    res_us=pl.Int64,
+)
+#: RFS waits that no write of their file could take (before its first message, after its last
+#: open one): they may belong to a write spanning two segments. `tim` is UTC microseconds here.
+EDGE_WAITS = schema(stream=pl.Int64, ord=pl.Int64, event=pl.String, ela_us=pl.Int64, tim=pl.Int64)
+#: one write seen on one host: the two messages of one process that open and close it, in UTC;
+#: a standby exchange (`client` false) carries its RFS wait sums (tables stage -> match stage)
+EXCHANGES = schema(
+    file=CAT,
+    stream=pl.Int64,
+    thread=pl.Int64,
+    seq=pl.Int64,
+    msgid=pl.Int64,
+    oper=CAT,
+    client=pl.Boolean,
+    a_line=pl.Int64,
+    b_line=pl.Int64,
+    a_at=UTC,
+    b_at=UTC,
+    a_res_us=pl.Int64,
+    b_res_us=pl.Int64,
+    rfs_io_ms=pl.Float64,
+    rfs_io_waits=pl.Int64,
+    first_start=UTC,
+    last_end=UTC,
+)
 
-#: the writes table: the contract of `--format csv` and of `writes` in `--format json`
+#: the writes table: the contract of `--format csv` and of `writes` in `--format json` (the
+#: categorical columns repeat a few values on millions of rows: they are strings in the output)
 WRITES = schema(
     thread=pl.Int64,
     seq=pl.Int64,
     msgid=pl.Int64,
-    oper=pl.String,
+    oper=CAT,
     sent_at=UTC,
     total_ms=pl.Float64,
     rfs_ms=pl.Float64,
@@ -96,17 +135,17 @@ WRITES = schema(
     net_out_ms=pl.Float64,
     net_back_ms=pl.Float64,
     clock_bound_ms=pl.Float64,
-    verdict=pl.String,
+    verdict=CAT,
     slow=pl.Boolean,
     matched=pl.Boolean,
     rfs_io_waits=pl.Int64,
     warning=pl.String,
-    primary_file=pl.String,
+    primary_file=CAT,
     primary_line=pl.Int64,
-    standby_file=pl.String,
+    standby_file=CAT,
     standby_line=pl.Int64,
-    primary_host=pl.String,
-    standby_host=pl.String,
+    primary_host=CAT,
+    standby_host=CAT,
     received_at=UTC,
     finished_at=UTC,
     acked_at=UTC,
@@ -114,8 +153,8 @@ WRITES = schema(
 
 #: clock offset of each standby host relative to each primary host (NTP-style estimate)
 CLOCK = schema(
-    primary_host=pl.String,
-    standby_host=pl.String,
+    primary_host=CAT,
+    standby_host=CAT,
     offset_ms=pl.Float64,
     bound_ms=pl.Float64,
     writes_used=pl.Int64,

@@ -1,28 +1,61 @@
-"""Tables stage: one parsed file -> its events in UTC, with each message's transport stamp.
+"""Tables stage: a parsed file, chunk by chunk -> the writes it saw (exchanges) in UTC.
 
-Stamp association follows the MAA paper: `Client sending`, `Server received` and `Server
-finished` take the krs stamp that follows them, `Client received` the one before it. A stamp
-is only taken if no other 16410 message stands between it and its message, and a stamp that
-two messages would take is given to neither (both are reported). Local times become UTC with
-the offset of the file's own ISO ADR lines (12.2+), else the `--tz` offset for the file's host,
-else the default offset.
+Per chunk, each 16410 message gets its transport stamp (the MAA paper's rule: `Client
+sending`, `Server received` and `Server finished` take the krs stamp that follows them,
+`Client received` the one before it; a stamp is only taken if no other message stands between,
+and a stamp two messages would take goes to neither, both reported). Then the two messages of
+each write in one process are paired (`analyzer.match.pair_events`) and the RFS waits between
+a `Server received` and its `Server finished` are summed (`analyzer.attribute.wait_sums`).
+Only the pairs and the few messages still waiting for their partner are kept: the per-line
+tables of a chunk are dropped once it is reduced, so memory follows the number of writes, not
+the number of lines. The reader cuts chunks just before a message that opens a write
+(`analyzer.read`), so in a well-formed trace no write spans two chunks.
+
+What is only known at the end of the file is applied then: the time zone (the offset of the
+file's own ISO ADR lines from 12.2 on, else the `--tz` offset for its host, else one inferred
+from epoch `tim`, else UTC assumed) and the file's `tim` clock (`analyzer.tim`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import polars as pl
 
+from analyzer.attribute import wait_columns, wait_sums
 from analyzer.classify import FileInfo, classify_file
-from analyzer.parse import Parsed
-from analyzer.schemas import CAT, EVENTS, UTC
-from analyzer.tim import TimClock, read_tim, wait_times
+from analyzer.match import FIRST_KINDS, pair_events
+from analyzer.parse import TABLES, Parsed, empty_parsed
+from analyzer.schemas import (
+    ADR,
+    CAT,
+    CHUNK_EVENTS,
+    EDGE_WAITS,
+    EXCHANGES,
+    KRS,
+    LOOSE,
+    MESSAGES,
+    UNMATCHED,
+    UTC,
+    WAITS,
+    empty,
+)
+from analyzer.tim import ANCHORS, TimClock, anchor_rows, read_tim
 from analyzer.units import parse_offset
 
 FORWARD_KINDS = ("client_send", "server_recv", "server_done")
 BACKWARD_KINDS = ("client_recv",)
+#: columns of a message that its exchange keeps, as a_<column> (opening) and b_<column> (closing)
+PAYLOAD = ["line", "ord", "zkey", "local", "res_us"]
+#: parse tables a file keeps whole (small: header, markers, rejected lines, log writer lines)
+KEPT_TABLES = ("unparsed", "header", "markers", "lgwr")
+SERVER_KINDS = ("server_recv", "server_done")
+#: at most this many waits before a file's first message are kept for a write spanning two segments
+HEAD_WAITS = 10_000
+#: at most this many waits are carried for a write left open at the end of a chunk
+CARRY_WAITS = 100_000
 
 
 @dataclass(frozen=True)
@@ -47,25 +80,31 @@ class FileTables:
     """A file after the tables stage."""
 
     info: FileInfo
-    events: pl.DataFrame
-    waits: pl.DataFrame
+    #: writes paired inside the file (schema EXCHANGES)
+    exchanges: pl.DataFrame
+    #: messages whose partner may be in another segment of the process (schema LOOSE)
+    loose: pl.DataFrame
+    #: RFS waits no write of the file took (schema EDGE_WAITS)
+    edge_waits: pl.DataFrame
+    #: messages that can never pair, with the reason (schema UNMATCHED, `side` still null)
+    unmatched: pl.DataFrame
     lgwr: pl.DataFrame
     zone: str
     first_at: datetime | None
     last_at: datetime | None
     #: how the file's 10046 tim maps to UTC
     tim: TimClock = field(default_factory=lambda: TimClock("none"))
+    #: 16410 messages and WAIT lines read
+    messages: int = 0
+    waits: int = 0
+    #: redo threads of the file's messages, in order of appearance
+    threads: tuple[int, ...] = ()
 
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
-    """Give each message its transport stamp (or a `problem` saying why it has none)."""
+    """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none."""
     msgs = messages.sort("line").with_columns(prev_msg=pl.col("line").shift(1), next_msg=pl.col("line").shift(-1))
-    stamps = krs.sort("line").select(
-        stamp_line=pl.col("line"),
-        local=pl.col("local"),
-        digits=pl.col("digits"),
-        stamp_src=pl.concat_str([pl.col("src_file"), pl.lit(":"), pl.col("src_line").cast(pl.String)]),
-    )
+    stamps = krs.sort("line").select(stamp_line=pl.col("line"), local=pl.col("local"), digits=pl.col("digits"))
     fwd = msgs.filter(pl.col("kind").is_in(FORWARD_KINDS)).join_asof(
         stamps, left_on="line", right_on="stamp_line", strategy="forward"
     )
@@ -83,70 +122,296 @@ def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("no transport stamp before this message"))
     )
     both = both.with_columns(
-        [pl.when(pl.col("problem").is_null()).then(pl.col(c)) for c in ("stamp_line", "local", "digits", "stamp_src")]
+        [pl.when(pl.col("problem").is_null()).then(pl.col(c)) for c in ("stamp_line", "local", "digits")]
     )
-    claims = pl.col("stamp_line").count().over("stamp_line")
+    # only neighbours can take the same stamp: a message before it and the next one after it
+    stamp = pl.col("stamp_line")
+    claimed = (stamp == stamp.shift(1)).fill_null(False) | (stamp == stamp.shift(-1)).fill_null(False)
     return both.with_columns(
-        problem=pl.when(pl.col("stamp_line").is_not_null() & (claims > 1))
-        .then(
-            pl.concat_str(
-                [
-                    pl.lit("stamp at line "),
-                    pl.col("stamp_line").cast(pl.String),
-                    pl.lit(" claimed by two messages"),
-                ]
-            )
-        )
+        problem=pl.when(claimed)
+        .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
         .otherwise(pl.col("problem"))
     ).drop("prev_msg", "next_msg", "_far")
 
 
-def to_utc(events: pl.DataFrame, adr: pl.DataFrame, fallback_min: int) -> pl.DataFrame:
-    """Add `at` (UTC): offset of the nearest earlier ISO ADR line (else the first one, else fallback)."""
-    zones = (
+def zone_lines(adr: pl.DataFrame) -> pl.DataFrame:
+    """The ISO ADR lines of a file (zone_line, utc_offset_min), in line order."""
+    return (
         adr.filter(pl.col("utc_offset_min").is_not_null())
         .sort("line")
         .select(zone_line=pl.col("line"), utc_offset_min=pl.col("utc_offset_min"))
     )
-    ordered = events.with_columns(_key=pl.col("stamp_line").fill_null(pl.col("line"))).sort("_key")
-    if zones.height:
-        first = int(zones["utc_offset_min"][0])
-        ordered = ordered.join_asof(zones, left_on="_key", right_on="zone_line", strategy="backward")
-        offset = pl.col("utc_offset_min").fill_null(first)
-    else:
-        offset = pl.lit(fallback_min)
-    at = (pl.col("local") - pl.duration(minutes=offset)).dt.replace_time_zone("UTC")
-    return ordered.with_columns(at=at).sort("line")
+
+
+def utc_columns(
+    frame: pl.DataFrame, columns: dict[str, tuple[str, str]], zones: pl.DataFrame, fallback_min: int
+) -> pl.DataFrame:
+    """Add UTC columns: {out: (naive local column, line whose zone applies)}, row order kept.
+
+    The zone of a line is the offset of the nearest ISO ADR line before it (else the file's
+    first one), or `fallback_min` when the file has none. Most files keep one offset: then it
+    is a constant, with no join.
+    """
+    offsets = zones["utc_offset_min"].unique()
+    for out, (local, key) in columns.items():
+        if len(offsets) <= 1:
+            minutes: pl.Expr = pl.lit(int(offsets[0]) if len(offsets) else fallback_min)
+            frame = frame.with_columns(_offset=minutes)
+        else:
+            first = int(zones["utc_offset_min"][0])
+            found = (
+                frame.select(_row=pl.int_range(pl.len()), _key=pl.col(key))
+                .sort("_key")
+                .join_asof(zones, left_on="_key", right_on="zone_line", strategy="backward")
+                .sort("_row")
+            )
+            frame = frame.with_columns(_offset=found["utc_offset_min"].fill_null(first))
+        at = (pl.col(local) - pl.duration(minutes=pl.col("_offset"))).dt.replace_time_zone("UTC")
+        frame = frame.with_columns(at.alias(out)).drop("_offset")
+    return frame
+
+
+def to_utc(events: pl.DataFrame, adr: pl.DataFrame, fallback_min: int) -> pl.DataFrame:
+    """Add `at` (UTC) to rows with `local` and a `stamp_line` (else their own `line`) giving the zone."""
+    keyed = events.with_columns(_key=pl.col("stamp_line").fill_null(pl.col("line")))
+    return utc_columns(keyed, {"at": ("local", "_key")}, zone_lines(adr), fallback_min).drop("_key")
+
+
+@dataclass
+class _Fold:
+    """What the chunks of one file have left so far (private to `tabulate`)."""
+
+    parsed: Parsed = field(default_factory=empty_parsed)
+    kept: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {name: [] for name in (*KEPT_TABLES, "adr")})
+    starts: list[int] = field(default_factory=list)
+    #: opening messages still waiting for their closing one (CHUNK_EVENTS)
+    carry: pl.DataFrame = field(default_factory=lambda: empty(CHUNK_EVENTS))
+    #: the chunk's last message when it takes the stamp after it, and the stamps after the last
+    #: message: they are stamped with the next chunk (see `_hold_back`)
+    held: pl.DataFrame = field(default_factory=lambda: empty(MESSAGES))
+    held_krs: pl.DataFrame = field(default_factory=lambda: empty(KRS))
+    #: waits after the last, still open, `Server received`
+    carry_waits: pl.DataFrame = field(default_factory=lambda: _stream_waits(empty(WAITS), pl.lit(1, pl.Int64)))
+    head_waits: pl.DataFrame | None = None
+    exchanges: list[pl.DataFrame] = field(default_factory=list)
+    closes: list[pl.DataFrame] = field(default_factory=list)
+    lonely: list[pl.DataFrame] = field(default_factory=list)
+    anchors: list[pl.DataFrame] = field(default_factory=list)
+    pending_adr: pl.DataFrame = field(default_factory=lambda: empty(ADR).drop("digits"))
+    kinds: set[str] = field(default_factory=set)
+    threads: dict[int, None] = field(default_factory=dict)
+    messages: int = 0
+    waits: int = 0
+    local_min: datetime | None = None
+    local_max: datetime | None = None
+
+    def add(self, part: Parsed) -> None:
+        """Reduce one chunk: keep its small tables, pair its messages, sum its RFS waits."""
+        t = part.tables
+        self.parsed.parsed.update(part.parsed)
+        self.parsed.ignored.update(part.ignored)
+        for name, frames in self.kept.items():
+            if t[name].height:
+                frames.append(t[name])
+        self.starts += _incarnation_starts(t["header"], t["markers"])
+        stream = _incarnation(self.starts)
+        self._span(t["adr"], t["krs"])
+        anchors, self.pending_adr = anchor_rows(
+            t["waits"], pl.concat([self.pending_adr, t["adr"].select(self.pending_adr.columns)])
+        )
+        self.anchors.append(anchors)
+        self.waits += t["waits"].height
+        messages, krs, self.held, self.held_krs = _hold_back(
+            pl.concat([self.held, t["messages"]]), pl.concat([self.held_krs, t["krs"]])
+        )
+        waits = pl.concat([self.carry_waits, _stream_waits(t["waits"], stream)])
+        self._reduce(messages, krs, waits, stream)
+
+    def _reduce(self, messages: pl.DataFrame, krs: pl.DataFrame, waits: pl.DataFrame, stream: pl.Expr) -> None:
+        """Stamp, pair and sum the messages settled so far (what `_hold_back` left)."""
+        events = self._events(messages, krs, stream)
+        if self.head_waits is None or not self.messages:
+            self._head(waits, events)
+        self.messages += events.height
+        paired = pair_events(pl.concat([self.carry, events.filter(pl.col("problem").is_null())]), PAYLOAD)
+        self.lonely.append(paired.lonely)
+        opens = pl.col("kind").is_in(list(FIRST_KINDS))
+        self.carry = paired.loose.filter(opens)
+        self.closes.append(paired.loose.filter(~opens))
+        server = paired.exchanges.filter(~pl.col("client"))
+        sums = wait_sums(server.select("stream", "a_ord", "b_ord"), waits)
+        self.exchanges.append(paired.exchanges.join(sums, on=["stream", "a_ord"], how="left"))
+        self.carry_waits = self._tail(waits, events)
+
+    def _events(self, messages: pl.DataFrame, krs: pl.DataFrame, stream: pl.Expr) -> pl.DataFrame:
+        """The chunk's messages with their stamps; those with a stamp problem are set aside."""
+        if not messages.height:
+            return empty(CHUNK_EVENTS)
+        events = associate(messages, krs).select(
+            "line",
+            ord="line",
+            stream=stream,
+            kind="kind",
+            oper="oper",
+            thread="thread",
+            seq="seq",
+            msgid="msgid",
+            zkey=pl.col("stamp_line").fill_null(pl.col("line")),
+            local="local",
+            res_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
+            problem="problem",
+        )
+        events = events.cast(CHUNK_EVENTS)
+        self.kinds.update(events["kind"].cast(pl.String).unique().to_list())
+        self.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))
+        problems = events.filter(pl.col("problem").is_not_null())
+        if problems.height:
+            self.lonely.append(problems.rename({"problem": "reason"}))
+        return events
+
+    def _head(self, waits: pl.DataFrame, events: pl.DataFrame) -> None:
+        """Waits before the file's first message (the last HEAD_WAITS of them)."""
+        first = events["line"].min() if events.height else None
+        head = waits.filter(pl.col("ord") < first) if first is not None else waits
+        before = self.head_waits if self.head_waits is not None else head.clear()
+        self.head_waits = pl.concat([before, head]).tail(HEAD_WAITS)
+
+    def _tail(self, waits: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
+        """Waits to carry (at most CARRY_WAITS): those after a message held back for the next
+        chunk, and those after the chunk's last server message when it is a `Server received`
+        still waiting for its `Server finished`."""
+        edges: list[int] = [int(self.held["line"][0])] if self.held.height else []
+        open_recv = self.carry.filter(pl.col("kind") == "server_recv")["ord"].max()
+        last = events.filter(pl.col("kind").is_in(SERVER_KINDS))["ord"].max()
+        if open_recv is not None and (last is None or open_recv >= last):  # type: ignore[operator]
+            edges.append(open_recv)  # type: ignore[arg-type]
+        if not edges:
+            return waits.clear()
+        return waits.filter(pl.col("ord") > min(edges)).head(CARRY_WAITS)
+
+    def _span(self, adr: pl.DataFrame, krs: pl.DataFrame) -> None:
+        for times in (adr["local"], krs["local"]):
+            low, high = times.min(), times.max()
+            if isinstance(low, datetime) and (self.local_min is None or low < self.local_min):
+                self.local_min = low
+            if isinstance(high, datetime) and (self.local_max is None or high > self.local_max):
+                self.local_max = high
+
+    def finish(self, label: str, name: str, zones: TimeZones) -> tuple[FileTables, Parsed]:
+        """Apply what the whole file tells: its classification, time zone and tim clock."""
+        if self.held.height or self.held_krs.height:
+            held, held_krs = self.held, self.held_krs
+            self.held, self.held_krs = held.clear(), held_krs.clear()
+            self._reduce(held, held_krs, self.carry_waits, _incarnation(self.starts))
+        kept = {n: pl.concat(frames) if frames else empty_parsed().tables[n] for n, frames in self.kept.items()}
+        kinds = pl.DataFrame({"kind": sorted(self.kinds)}, schema={"kind": pl.String})
+        info = classify_file(label, name, kept["header"], kinds)
+        adr = kept["adr"]
+        zl = zone_lines(adr)
+        fallback, source = zones.for_host(info.host)
+        assumed = source.startswith("assumed") and not zl.height
+        anchors = pl.concat(self.anchors) if self.anchors else empty(ANCHORS)
+        tim = read_tim(anchors, self.waits > 0, fallback, zone_known=not assumed)
+        if assumed and tim.inferred_zone_min is not None:
+            fallback, source = tim.inferred_zone_min, f"inferred from epoch tim ({_offset_text(tim.inferred_zone_min)})"
+        zone = "ISO ADR lines of the file" if zl.height else source
+        file = pl.lit(label, CAT)
+        exchanges = pl.concat(self.exchanges) if self.exchanges else pl.DataFrame()
+        if exchanges.height:
+            exchanges = utc_columns(
+                exchanges, {"a_at": ("a_local", "a_zkey"), "b_at": ("b_local", "b_zkey")}, zl, fallback
+            )
+            exchanges = wait_columns(exchanges, tim.factor, tim.offset_us).with_columns(file=file)
+            exchanges = exchanges.select(EXCHANGES.names()).cast(EXCHANGES)
+        else:
+            exchanges = empty(EXCHANGES)
+        loose = utc_columns(pl.concat([self.carry, *self.closes]), {"at": ("local", "zkey")}, zl, fallback)
+        loose = loose.with_columns(file=file).select(LOOSE.names()).cast(LOOSE)
+        lonely = (
+            pl.concat([frame.select(*CHUNK_EVENTS.names()[:-1], "reason") for frame in self.lonely])
+            if self.lonely
+            else None
+        )
+        unmatched = empty(UNMATCHED)
+        if lonely is not None and lonely.height:
+            lonely = utc_columns(lonely, {"at": ("local", "zkey")}, zl, fallback).with_columns(
+                file=file, side=pl.lit(None, pl.String)
+            )
+            unmatched = lonely.select(UNMATCHED.names()).cast(UNMATCHED).sort("line")
+        edge = pl.concat(
+            [self.head_waits if self.head_waits is not None else self.carry_waits.clear(), self.carry_waits]
+        )
+        lgwr = to_utc(_lgwr_times(kept["lgwr"], adr), adr, fallback).with_columns(file=pl.lit(label))
+        first_at, last_at = _span(self.local_min, self.local_max, zl, fallback)
+        tables = FileTables(
+            info,
+            exchanges,
+            loose,
+            _edge_waits(edge, tim),
+            unmatched,
+            lgwr,
+            zone,
+            first_at,
+            last_at,
+            tim,
+            self.messages,
+            self.waits,
+            tuple(self.threads),
+        )
+        slim = Parsed(
+            {n: kept[n] if n in KEPT_TABLES else empty_parsed().tables[n] for n in TABLES},
+            self.parsed.parsed,
+            self.parsed.ignored,
+        )
+        return tables, slim
+
+
+def tabulate(label: str, name: str, chunks: Iterable[Parsed], zones: TimeZones) -> tuple[FileTables, Parsed]:
+    """The tables of one file from its parsed chunks in order, and the parse tables kept whole
+    (KEPT_TABLES) with the file's line accounting."""
+    fold = _Fold()
+    for part in chunks:
+        fold.add(part)
+    return fold.finish(label, name, zones)
 
 
 def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -> FileTables:
-    """Classify a parsed file and build its UTC event table."""
-    t = parsed.tables
-    info = classify_file(label, name, t["header"], t["messages"])
-    has_iso = t["adr"]["utc_offset_min"].is_not_null().any()
-    fallback, source = zones.for_host(info.host)
-    assumed = source.startswith("assumed") and not has_iso
-    tim = read_tim(t["waits"], t["adr"], fallback, zone_known=not assumed)
-    if assumed and tim.inferred_zone_min is not None:
-        fallback, source = tim.inferred_zone_min, f"inferred from epoch tim ({_offset_text(tim.inferred_zone_min)})"
-    zone = "ISO ADR lines of the file" if has_iso else source
-    events = to_utc(associate(t["messages"], t["krs"]), t["adr"], fallback)
-    stream = _incarnations(t["header"], t["markers"])
-    events = (
-        events.with_columns(
-            file=pl.lit(label),
-            resolution_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
-            stream=stream,
-            ord=pl.col("line"),
-        )
-        .select(EVENTS.names())
-        .cast(EVENTS)
+    """The tables of a file parsed as one piece."""
+    return tabulate(label, name, [parsed], zones)[0]
+
+
+def _hold_back(messages: pl.DataFrame, krs: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
+    """(messages, stamps) to settle now, and (messages, stamps) to hold for the next chunk.
+
+    A stamp is never taken across a message, so what lies before the chunk's last message is
+    settled; that message, when it takes the stamp after it, waits for the next chunk, and so
+    do the first and last stamps after it (the next chunk's first message may take the last;
+    two messages taking the same one is only possible when it is the only one between them).
+    """
+    if not messages.height:
+        return messages, krs.clear(), messages, krs.sort("line").tail(1)
+    messages = messages.sort("line")
+    last = messages.row(messages.height - 1, named=True)
+    after = krs.filter(pl.col("line") > last["line"]).sort("line")
+    held_krs = pl.concat([after.head(1), after.tail(1)]).unique("line", maintain_order=True)
+    if last["kind"] in BACKWARD_KINDS:
+        return messages, krs.filter(pl.col("line") < last["line"]), messages.clear(), held_krs
+    return messages.head(messages.height - 1), krs.filter(pl.col("line") < last["line"]), messages.tail(1), held_krs
+
+
+def _stream_waits(waits: pl.DataFrame, stream: pl.Expr) -> pl.DataFrame:
+    return waits.select("line", "event", "ela_us", "tim", stream=stream, ord="line")
+
+
+def _edge_waits(waits: pl.DataFrame, tim: TimClock) -> pl.DataFrame:
+    """Edge waits with tim as UTC microseconds and ela in microseconds (null tim when unanchored)."""
+    utc = (
+        (pl.col("tim") * tim.factor + tim.offset_us).round().cast(pl.Int64)
+        if tim.offset_us is not None
+        else pl.lit(None, pl.Int64)
     )
-    lgwr = to_utc(_lgwr_times(t["lgwr"], t["adr"]), t["adr"], fallback)
-    times = pl.concat([t["adr"].select("local"), t["krs"].select("local")])["local"]
-    first_at, last_at = _span(times, t["adr"], fallback)
-    waits = wait_times(t["waits"], tim).with_columns(file=pl.lit(label, CAT), stream=stream, ord=pl.col("line"))
-    return FileTables(info, events, waits, lgwr.with_columns(file=pl.lit(label)), zone, first_at, last_at, tim)
+    ela = (pl.col("ela_us") * tim.factor).round().cast(pl.Int64)
+    return waits.select("stream", "ord", "event", ela_us=ela, tim=utc).cast(EDGE_WAITS)
 
 
 def _offset_text(minutes: int) -> str:
@@ -154,26 +419,27 @@ def _offset_text(minutes: int) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def _incarnations(header: pl.DataFrame, markers: pl.DataFrame) -> pl.Expr:
-    """The process incarnation of each line (1, 2, ...): a repeated header (OS pid reuse) or a
-    recreated file starts a new one. It is the file's `stream`; `analyzer.api` gives every
-    process its own range, and messages of different streams are never paired.
-    """
+def _incarnation_starts(header: pl.DataFrame, markers: pl.DataFrame) -> list[int]:
+    """Lines that start a new process incarnation: a repeated header (OS pid reuse) or a recreated file."""
     starts = pl.concat(
         [
             header.filter(pl.col("kind") == "trace_file").select("line"),
             markers.filter(pl.col("marker") == "recreated").select("line"),
         ]
-    )["line"].sort()
-    return _incarnation(starts) if len(starts) else pl.lit(1, pl.Int64)
+    )["line"]
+    return sorted(starts.to_list())
 
 
-def _incarnation(starts: pl.Series) -> pl.Expr:
-    """1 + how many incarnation starts come before each line (a header at line 1 counts as the first)."""
+def _incarnation(starts: list[int]) -> pl.Expr:
+    """The process incarnation of each line (1, 2, ...): 1 + how many incarnation starts come
+    before it (a header at line 1 counts as the first). It is the file's `stream`;
+    `analyzer.api` gives every process its own range, and messages of different streams are
+    never paired.
+    """
     count = pl.lit(0, pl.Int64)
-    for start in starts.to_list()[:64]:  # more than 64 restarts in one file would be noise
+    for start in starts[:64]:  # more than 64 restarts in one file would be noise
         count = count + (pl.col("line") > start).cast(pl.Int64)
-    first_is_header = bool(starts.len() and starts[0] == 1)
+    first_is_header = bool(starts and starts[0] == 1)
     return count + (0 if first_is_header else 1)
 
 
@@ -183,12 +449,13 @@ def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:
     return lgwr.sort("line").join_asof(clock, left_on="line", right_on="stamp_line", strategy="backward")
 
 
-def _span(times: pl.Series, adr: pl.DataFrame, fallback: int) -> tuple[datetime | None, datetime | None]:
-    if times.is_empty() or times.null_count() == len(times):
+def _span(
+    low: datetime | None, high: datetime | None, zones: pl.DataFrame, fallback: int
+) -> tuple[datetime | None, datetime | None]:
+    if low is None or high is None:
         return None, None
-    offsets = adr["utc_offset_min"].drop_nulls()
-    offset = int(offsets[0]) if len(offsets) else fallback
-    frame = pl.DataFrame({"t": [times.min(), times.max()]}, schema={"t": pl.Datetime("us")})
+    offset = int(zones["utc_offset_min"][0]) if zones.height else fallback
+    frame = pl.DataFrame({"t": [low, high]}, schema={"t": pl.Datetime("us")})
     utc = frame.select((pl.col("t") - pl.duration(minutes=offset)).dt.replace_time_zone("UTC").cast(UTC))["t"]
     return utc[0], utc[1]
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.schemas import schema
+
 #: a tim within this much of the ADR wall clock (any zone) is Unix-epoch microseconds
 EPOCH_WINDOW_US = 26 * 3600 * 1_000_000
 #: the unit bug: tim and ela count units of 1024 ns
@@ -36,27 +38,35 @@ class TimClock:
     warning: str | None = None
 
 
-def anchors(waits: pl.DataFrame, adr: pl.DataFrame, zone_min: int) -> pl.DataFrame:
-    """(adr_utc_us, tim) pairs: each ADR line with the first WAIT line after it, before the next ADR line."""
-    clock = adr.sort("line").with_columns(
-        next_adr=pl.col("line").shift(-1),
-        adr_utc_us=(
-            pl.col("local").dt.epoch("us") - pl.col("utc_offset_min").cast(pl.Int64).fill_null(zone_min) * 60_000_000
-        ),
-    )
+#: one anchor: an ADR line (its naive local time and zone, if any) and the tim of the first WAIT after it
+ANCHORS = schema(line=pl.Int64, local=pl.Datetime("us"), utc_offset_min=pl.Int32, tim=pl.Int64)
+
+
+def anchor_rows(waits: pl.DataFrame, adr: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Each ADR line with the first WAIT line after it and before the next ADR line (schema ANCHORS).
+
+    For reading a file in chunks, also returns the last ADR line when no WAIT follows it in
+    this chunk (the next chunk's first WAIT may still be its anchor: pass it back in `adr`).
+    """
+    clock = adr.sort("line").select("line", "local", "utc_offset_min", next_adr=pl.col("line").shift(-1))
     first = waits.sort("line").select(wait_line="line", tim="tim")
     paired = clock.join_asof(first, left_on="line", right_on="wait_line", strategy="forward", check_sortedness=False)
-    keep = pl.col("wait_line").is_not_null() & (
+    found = pl.col("wait_line").is_not_null() & (
         pl.col("next_adr").is_null() | (pl.col("wait_line") < pl.col("next_adr"))
     )
-    return paired.filter(keep).select("adr_utc_us", "tim", has_zone=pl.col("utc_offset_min").is_not_null())
+    pending = paired.filter(~found & pl.col("next_adr").is_null()).select("line", "local", "utc_offset_min")
+    return paired.filter(found).select(ANCHORS.names()).cast(ANCHORS), pending
 
 
-def read_tim(waits: pl.DataFrame, adr: pl.DataFrame, zone_min: int, zone_known: bool) -> TimClock:
-    """Tell epoch from counter tim, fit the unit, and anchor it to UTC."""
-    pairs = anchors(waits, adr, zone_min)
+def read_tim(anchors: pl.DataFrame, has_waits: bool, zone_min: int, zone_known: bool) -> TimClock:
+    """Tell epoch from counter tim, fit the unit, and anchor it to UTC (`anchors`: see `anchor_rows`)."""
+    pairs = anchors.select(
+        adr_utc_us=pl.col("local").dt.epoch("us")
+        - pl.col("utc_offset_min").cast(pl.Int64).fill_null(zone_min) * 60_000_000,
+        tim=pl.col("tim"),
+    )
     if not pairs.height:
-        return TimClock("none" if not waits.height else "unanchored")
+        return TimClock("unanchored" if has_waits else "none")
     gap = pairs.select((pl.col("adr_utc_us") - pl.col("tim")).abs().median()).item()
     factor, warning = _unit(pairs)
     if gap is not None and gap < EPOCH_WINDOW_US and factor == 1.0:

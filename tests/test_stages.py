@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime
 
 import polars as pl
 import pytest
 
-from analyzer.attribute import attribute, tie_warnings
+from analyzer.api import FileResult, Options, analyze_files, read_file
+from analyzer.attribute import tie_warnings
 from analyzer.errors import UsageError
-from analyzer.match import match
 from analyzer.parse import parse_chunk
+from analyzer.sources import Source
 from analyzer.tables import TimeZones, associate, build_file_tables, parse_zones
 from analyzer.units import parse_offset
 from tests.conftest import lines_frame
@@ -47,34 +49,47 @@ def tables(lines: list[str], label: str = "f.trc", zones: TimeZones | None = Non
     return build_file_tables(label, label, parsed, zones or TimeZones())
 
 
+def events(lines: list[str]) -> pl.DataFrame:
+    """The messages of a trace with their stamps (or the problem that left them without)."""
+    parsed, _ = parse_chunk(lines_frame("\n".join(lines)), in_header=False)
+    return associate(parsed.tables["messages"], parsed.tables["krs"])
+
+
+def read(lines: list[str], label: str) -> FileResult:
+    """A trace read through the whole read -> parse -> tables path, from memory."""
+    data = ("\n".join(lines) + "\n").encode()
+    return read_file(Source(label, lambda: io.BytesIO(data)), TimeZones())
+
+
 # ---------------------------------------------------------------------------- association
 def test_paper_rule_send_takes_next_stamp_ack_takes_previous() -> None:
-    t = tables(
-        [
-            send(1),
-            krs("2024-01-01 00:00:00.100000", "[krsu.c:5837]"),
-            krs("2024-01-01 00:00:00.300000", "[krsu.c:6058]"),
-            ack(1),
-        ]
-    )
-    ev = t.events.select("kind", "stamp_line", "stamp_src").rows()
-    assert ev == [("client_send", 2, "krsu.c:5837"), ("client_recv", 3, "krsu.c:6058")]
+    lines = [
+        send(1),
+        krs("2024-01-01 00:00:00.100000", "[krsu.c:5837]"),
+        krs("2024-01-01 00:00:00.300000", "[krsu.c:6058]"),
+        ack(1),
+    ]
+    assert events(lines).select("kind", "stamp_line").rows() == [("client_send", 2), ("client_recv", 3)]
+    exchange = tables(lines).exchanges.row(0, named=True)
+    assert (exchange["a_line"], exchange["b_line"]) == (1, 4)
+    assert (exchange["b_at"] - exchange["a_at"]).total_seconds() == 0.2
 
 
 def test_stamp_wanted_by_two_messages_goes_to_neither() -> None:
-    t = tables([send(1), krs("2024-01-01 00:00:00.100000"), ack(1)])
-    problems = t.events["problem"].to_list()
-    assert problems == ["stamp at line 2 claimed by two messages"] * 2
+    lines = [send(1), krs("2024-01-01 00:00:00.100000"), ack(1)]
+    assert events(lines)["problem"].to_list() == ["stamp at line 2 claimed by two messages"] * 2
+    t = tables(lines)  # both are reported, none is paired
+    assert t.exchanges.height == 0
+    assert t.unmatched["reason"].to_list() == ["stamp at line 2 claimed by two messages"] * 2
 
 
 def test_stamp_beyond_the_next_message_is_not_taken() -> None:
-    t = tables([send(1), send(2), krs("2024-01-01 00:00:00.100000")])
-    assert t.events["problem"].to_list() == ["no transport stamp after this message", None]
+    ev = events([send(1), send(2), krs("2024-01-01 00:00:00.100000")])
+    assert ev["problem"].to_list() == ["no transport stamp after this message", None]
 
 
 def test_ack_without_stamp_before_it() -> None:
-    t = tables([ack(1)])
-    assert t.events["problem"].to_list() == ["no transport stamp before this message"]
+    assert events([ack(1)])["problem"].to_list() == ["no transport stamp before this message"]
 
 
 def test_associate_on_empty_tables() -> None:
@@ -95,7 +110,7 @@ def test_iso_adr_lines_give_the_offset_and_follow_a_dst_change() -> None:
         ]
     )
     assert t.zone == "ISO ADR lines of the file"
-    assert t.events["at"].to_list() == [
+    assert t.loose["at"].to_list() == [  # sends without an ack: loose in the file
         datetime(2024, 3, 31, 0, 59, 59, 500000, tzinfo=UTC),
         datetime(2024, 3, 31, 1, 0, 0, 500000, tzinfo=UTC),
     ]
@@ -111,10 +126,10 @@ def test_tz_option_per_host_then_default_then_assumed_utc() -> None:
         krs("2014-12-02 08:46:34.598", "5837 krsu.c"),
     ]
     per_host = tables(lines, zones=TimeZones(default_min=60, per_host={"prim01": -420}))
-    assert per_host.events["at"][0] == datetime(2014, 12, 2, 15, 46, 34, 598000, tzinfo=UTC)
+    assert per_host.loose["at"][0] == datetime(2014, 12, 2, 15, 46, 34, 598000, tzinfo=UTC)
     assert per_host.zone == "--tz prim01="
     default = tables(lines, zones=TimeZones(default_min=60))
-    assert default.events["at"][0] == datetime(2014, 12, 2, 7, 46, 34, 598000, tzinfo=UTC)
+    assert default.loose["at"][0] == datetime(2014, 12, 2, 7, 46, 34, 598000, tzinfo=UTC)
     assumed = tables(lines)
     assert assumed.zone.startswith("assumed UTC")
 
@@ -161,10 +176,8 @@ def _standby(writes: list[tuple[int, str, str, list[tuple[str, int]]]], thread: 
 
 
 def _analyze(p_lines: list[str], s_lines: list[str], window_s: float = 60.0) -> tuple[pl.DataFrame, pl.DataFrame]:
-    p = tables(p_lines, "p.trc")
-    s = tables(s_lines, "s.trc")
-    m = match(p.events, s.events, {"p.trc": "prim", "s.trc": "stby"}, window_s)
-    return attribute(m.exchanges, s.waits, 100.0), m.unmatched
+    a = analyze_files([read(p_lines, "p.trc"), read(s_lines, "s.trc")], [], Options(window_s=window_s))
+    return a.writes, a.unmatched
 
 
 def test_split_with_standby_clock_minutes_off() -> None:
@@ -324,7 +337,7 @@ def test_lgwr_warning_gets_the_breakdown_of_its_remote_write() -> None:
         ],
         "lgwr.trc",
     )
-    frame = lg.lgwr.with_columns(host=pl.lit("prim"), wthread=pl.lit(1, pl.Int64)).select(
+    frame = lg.lgwr.with_columns(host=pl.lit("p.trc"), wthread=pl.lit(1, pl.Int64)).select(
         "file", "line", "kind", "at", "elapsed_ms", "size_kb", "host", "wthread"
     )
     tied = tie_warnings(frame, writes)

@@ -13,6 +13,7 @@ from analyzer.parse import parse_chunk
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from analyzer.tables import TimeZones
+from analyzer.tim import wait_times
 from tests.conftest import PAPER, lines_frame
 
 
@@ -41,7 +42,8 @@ def test_wait_ends_are_anchored_to_the_wall_clock(tmp_path: Path, generation: st
         stamps = parsed.tables["krs"].select(
             stamp_line="line", stamp_at=(pl.col("local") - pl.duration(minutes=zone_min)).dt.replace_time_zone("UTC")
         )
-        writes = f.tables.waits.filter(pl.col("event") == "RFS write").sort("line")
+        ends = wait_times(parsed.tables["waits"], f.tables.tim)
+        writes = ends.filter(pl.col("event") == "RFS write").sort("line")
         paired = writes.join_asof(stamps, left_on="line", right_on="stamp_line", strategy="forward")
         lead = (paired["stamp_at"] - paired["end_at"]).dt.total_microseconds()
         assert lead.min() >= -1 and lead.max() < 1_000, (lead.min(), lead.max())
