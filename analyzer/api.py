@@ -18,7 +18,7 @@ from analyzer.archives import Limits
 from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings, wait_columns, wait_sums
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, ExitCode, NoInputError
-from analyzer.match import DEFAULT_WINDOW_S, Matched, lonely_reason, match, pair_events
+from analyzer.match import DEFAULT_WINDOW_S, lonely_reason, match, pair_events
 from analyzer.read import ReadStats, read_lines
 from analyzer.schemas import EXCHANGES, UNMATCHED, UNPARSED, WARNINGS, WRITES, empty
 from analyzer.sources import Skipped, Source, discover
@@ -106,21 +106,24 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     primary, p_unmatched = _side(files, "primary", segments)
     standby, s_unmatched = _side(files, "standby", segments)
     matched = match(primary, standby, hosts, options.window_s)
-    del primary, standby  # the matched exchanges hold what is needed from here on
-    writes = attribute(matched.exchanges, options.threshold_ms) if matched.exchanges.height else empty(WRITES)
-    clock = estimate_offsets(writes, options.clock_offsets)
-    writes = one_way(writes, clock).filter(_window(options, "sent_at"))
-    warnings = tie_warnings(_lgwr(files), writes).filter(_window(options, "at"))
+    del primary, standby  # each stage lets go of its input: peak memory is about two writes tables
     unmatched = pl.concat([p_unmatched, s_unmatched, matched.unmatched]).sort("file", "line")
+    exchanges, counts = matched.exchanges, (matched.primary_exchanges, matched.standby_exchanges)
+    del matched
+    writes = attribute(exchanges, options.threshold_ms) if exchanges.height else empty(WRITES)
+    del exchanges
+    clock = estimate_offsets(writes, options.clock_offsets)
+    writes = _in_window(one_way(writes, clock), options, "sent_at")
+    warnings = _in_window(tie_warnings(_lgwr(files), writes), options, "at")
     return Analysis(
         options,
         files,
         skipped,
         writes,
-        unmatched.filter(_window(options, "at")),
+        _in_window(unmatched, options, "at"),
         warnings,
         clock,
-        *_exchange_counts(matched, writes, options),
+        *_exchange_counts(counts, writes, options),
     )
 
 
@@ -150,11 +153,18 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
     return analyze_files(files, skipped, options)
 
 
-def _exchange_counts(matched: Matched, writes: pl.DataFrame, options: Options) -> tuple[int, int]:
+def _exchange_counts(counts: tuple[int, int], writes: pl.DataFrame, options: Options) -> tuple[int, int]:
     """Writes seen on each side: all of them, or those inside --since/--until."""
     if options.since is None and options.until is None:
-        return matched.primary_exchanges, matched.standby_exchanges
+        return counts
     return int(writes["primary_file"].is_not_null().sum()), int(writes["standby_file"].is_not_null().sum())
+
+
+def _in_window(frame: pl.DataFrame, options: Options, column: str) -> pl.DataFrame:
+    """The rows inside --since / --until (the frame itself, not a copy, when neither is given)."""
+    if options.since is None and options.until is None:
+        return frame
+    return frame.filter(_window(options, column))
 
 
 def _window(options: Options, column: str) -> pl.Expr:

@@ -119,7 +119,7 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
         net_back_ms=pl.lit(None, pl.Float64),
         clock_bound_ms=pl.lit(None, pl.Float64),
     )
-    return w.select(WRITES.names()).cast(WRITES).sort("sent_at", "thread")
+    return w.select(WRITES.names()).cast(WRITES)  # in the exchanges' order: by sent_at, then thread
 
 
 def _verdict() -> pl.Expr:

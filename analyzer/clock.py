@@ -111,12 +111,11 @@ def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = 
 def one_way(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     """Fill net_out_ms, net_back_ms and clock_bound_ms from the host pair's offset."""
     offsets = clock.select("primary_host", "standby_host", _off="offset_ms", _bound="bound_ms")
-    joined = writes.join(offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True)
-    out = joined.with_columns(
-        net_out_ms=_ms("received_at", "sent_at") - pl.col("_off"), clock_bound_ms=pl.col("_bound")
-    )
+    pairs = ["primary_host", "standby_host"]  # joined on these two columns only: no copy of the wide rows
+    found = writes.select(pairs).join(offsets, on=pairs, how="left", nulls_equal=True, maintain_order="left")
+    out = writes.with_columns(net_out_ms=_ms("received_at", "sent_at") - found["_off"], clock_bound_ms=found["_bound"])
     # the return leg is the rest of the network time, so that out + back == network_ms exactly
-    return out.with_columns(net_back_ms=pl.col("network_ms") - pl.col("net_out_ms")).drop("_off", "_bound")
+    return out.with_columns(net_back_ms=pl.col("network_ms") - pl.col("net_out_ms"))
 
 
 def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:

@@ -166,77 +166,62 @@ def match(
             }
         )
     )
-    cand = p.join(s, on=KEY, how="inner").with_columns(
+    # candidates on narrow columns (key, row number, time, host); the wide rows are gathered once,
+    # in output order, at the end
+    pk = p.select(*KEY, "t1", "p_host", _p=pl.int_range(pl.len(), dtype=pl.UInt32))
+    sk = s.select(*KEY, "t2", "s_host", _s=pl.int_range(pl.len(), dtype=pl.UInt32))
+    cand = pk.join(sk, on=KEY, how="inner").with_columns(
         gap_ms=(pl.col("t2") - pl.col("t1")).dt.total_microseconds() / 1000.0
     )
-    p_id, s_id = ["primary_file", "send_line"], ["standby_file", "recv_line"]
-    unique = (pl.len().over(p_id) == 1) & (pl.len().over(s_id) == 1)
+    unique = (pl.len().over("_p") == 1) & (pl.len().over("_s") == 1)
     typical = pl.col("gap_ms").filter(unique).median().over("p_host", "s_host")
     cand = cand.with_columns(typical=typical).with_columns(
         typical=pl.col("typical").fill_null(pl.col("gap_ms").median().over("p_host", "s_host"))
     )
     cand = cand.filter((pl.col("gap_ms") - pl.col("typical")).abs() <= window_s * 1000.0)
-    clash = (pl.len().over(p_id) > 1) | (pl.len().over(s_id) > 1)
+    clash = (pl.len().over("_p") > 1) | (pl.len().over("_s") > 1)
     cand = cand.with_columns(_clash=clash)
-    pairs = cand.filter(~pl.col("_clash")).drop("_clash")
+    pairs = cand.filter(~pl.col("_clash")).select("_p", "_s", _at="t1", thread="thread")
     clashing = cand.filter("_clash")
     unmatched = []
     if clashing.height:
+        clash_p, clash_s = clashing["_p"].unique().sort(), clashing["_s"].unique().sort()
         unmatched.append(
-            _exchange_unmatched(
-                clashing.unique(p_id),
-                "primary",
-                "msgid collision: several standby writes fit",
-                "primary_file",
-                "send_line",
-                "t1",
-            )
+            _side_unmatched(p.select(_gather(clash_p)), "primary", "msgid collision: several standby writes fit")
         )
         unmatched.append(
-            _exchange_unmatched(
-                clashing.unique(s_id),
-                "standby",
-                "msgid collision: several primary writes fit",
-                "standby_file",
-                "recv_line",
-                "t2",
-            )
+            _side_unmatched(s.select(_gather(clash_s)), "standby", "msgid collision: several primary writes fit")
         )
-    used_p = pairs.select(p_id)
-    used_s = pairs.select(s_id)
-    clash_p = clashing.select(p_id).unique()
-    clash_s = clashing.select(s_id).unique()
-    lonely_p = p.join(used_p, on=p_id, how="anti").join(clash_p, on=p_id, how="anti")
-    lonely_s = s.join(used_s, on=s_id, how="anti").join(clash_s, on=s_id, how="anti")
-    unmatched.append(
-        _exchange_unmatched(
-            lonely_p,
-            "primary",
-            "no standby write with this thread/seq/msgid/oper in the time window",
-            "primary_file",
-            "send_line",
-            "t1",
-        )
-    )
-    unmatched.append(
-        _exchange_unmatched(
-            lonely_s,
-            "standby",
-            "no primary write with this thread/seq/msgid/oper in the time window",
-            "standby_file",
-            "recv_line",
-            "t2",
-        )
-    )
-    exchanges = pl.concat(
+    lonely_p = pk.join(cand.select("_p"), on="_p", how="anti").select("_p", _at="t1", thread="thread")
+    lonely_s = sk.join(cand.select("_s"), on="_s", how="anti").select("_s", _at="t2", thread="thread")
+    reason = "no {} write with this thread/seq/msgid/oper in the time window"
+    unmatched.append(_side_unmatched(p.select(_gather(lonely_p["_p"])), "primary", reason.format("standby")))
+    unmatched.append(_side_unmatched(s.select(_gather(lonely_s["_s"])), "standby", reason.format("primary")))
+    order = pl.concat(
         [
             pairs.with_columns(matched=pl.lit(True)),
             lonely_p.with_columns(matched=pl.lit(False)),
             lonely_s.with_columns(matched=pl.lit(False)),
         ],
         how="diagonal_relaxed",
-    ).sort(pl.coalesce("t1", "t2"))
+    ).sort("_at", "thread", maintain_order=True)
+    sides = p.select(_gather(order["_p"])), s.select(_gather(order["_s"]))
+    keys = [pl.col(k).fill_null(pl.lit(sides[1][k])) for k in KEY]  # a standby-only write has its key there
+    exchanges = pl.concat([sides[0].with_columns(keys), sides[1].drop(KEY)], how="horizontal")
+    exchanges = exchanges.with_columns(matched=order["matched"])
     return Matched(exchanges, pl.concat(unmatched).sort("file", "line"), p.height, s.height)
+
+
+def _gather(rows: pl.Series) -> pl.Expr:
+    """Every column at these row numbers (a null number gives a row of nulls)."""
+    return pl.all().gather(rows)
+
+
+def _side_unmatched(rows: pl.DataFrame, side: str, reason: str) -> pl.DataFrame:
+    """Exchanges of one side as unmatched rows (their opening message)."""
+    if side == "primary":
+        return _exchange_unmatched(rows, side, reason, "primary_file", "send_line", "t1")
+    return _exchange_unmatched(rows, side, reason, "standby_file", "recv_line", "t2")
 
 
 def _exchange_unmatched(
