@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 import polars as pl
 
@@ -18,11 +20,12 @@ from analyzer.archives import Limits
 from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings, wait_columns, wait_sums
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, ExitCode, NoInputError
-from analyzer.match import DEFAULT_WINDOW_S, lonely_reason, match, pair_events
+from analyzer.match import DEFAULT_WINDOW_S, gaps, lonely_reason, match, pair_events, typical_gaps
 from analyzer.read import ReadStats, read_lines
 from analyzer.schemas import EXCHANGES, UNMATCHED, UNPARSED, WARNINGS, WRITES, empty
 from analyzer.sources import Skipped, Source, discover
-from analyzer.tables import FileTables, TimeZones, tabulate
+from analyzer.spill import IN_MEMORY, INDEX, Spill
+from analyzer.tables import Exchanges, FileTables, TimeZones, tabulate
 
 
 @dataclass(frozen=True)
@@ -80,10 +83,14 @@ class Analysis:
 ProgressHook = Callable[[str, int, int], None]
 
 
-def read_file(source: Source, zones: TimeZones) -> FileResult:
-    """Read, parse and tabulate one source, chunk by chunk; reading errors keep the lines read before them."""
+def read_file(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> FileResult:
+    """Read, parse and tabulate one source, chunk by chunk; reading errors keep the lines read before them.
+
+    The file's exchanges go to `spill` as they are found (a spill directory lives as long as
+    the analysis needs it: `analyze` removes it before returning).
+    """
     stats = ReadStats()
-    tables, parsed = tabulate(source.label, source.name, _chunks(source, stats), zones)
+    tables, parsed = tabulate(source.label, source.name, _chunks(source, stats), zones, spill)
     return FileResult(source, tables, parsed, stats)
 
 
@@ -103,15 +110,10 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     """Match and attribute the exchanges of already-read files."""
     hosts = {f.source.label: f.tables.info.host or f.source.label for f in files}
     segments = join_segments(files)
-    primary, p_unmatched = _side(files, "primary", segments)
-    standby, s_unmatched = _side(files, "standby", segments)
-    matched = match(primary, standby, hosts, options.window_s)
-    del primary, standby  # each stage lets go of its input: peak memory is about two writes tables
-    unmatched = pl.concat([p_unmatched, s_unmatched, matched.unmatched]).sort("file", "line")
-    exchanges, counts = matched.exchanges, (matched.primary_exchanges, matched.standby_exchanges)
-    del matched
-    writes = attribute(exchanges, options.threshold_ms) if exchanges.height else empty(WRITES)
-    del exchanges
+    primary, standby = _side(files, "primary", segments), _side(files, "standby", segments)
+    parts, unmatched, counts = _match_in_batches(primary, standby, hosts, options)
+    writes = _sorted(pl.concat(parts, rechunk=False), ["sent_at", "thread"]) if parts else empty(WRITES)
+    del parts
     clock = estimate_offsets(writes, options.clock_offsets)
     writes = _in_window(one_way(writes, clock), options, "sent_at")
     warnings = _in_window(tie_warnings(_lgwr(files), writes), options, "at")
@@ -120,11 +122,93 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
         files,
         skipped,
         writes,
-        _in_window(unmatched, options, "at"),
+        _in_window(pl.concat([primary.unmatched, standby.unmatched, unmatched]).sort("file", "line"), options, "at"),
         warnings,
         clock,
         *_exchange_counts(counts, writes, options),
     )
+
+
+#: exchanges (rows of one side) matched at once: a batch of (thread, seq) keys stops growing past this
+BATCH_ROWS = 500_000
+
+
+@dataclass(frozen=True)
+class Side:
+    """The exchanges of one side: each file's store with its stream offset (segments of one
+    process share a range), and the side's messages that can never pair."""
+
+    client: bool
+    stores: list[tuple[Exchanges, int]]
+    unmatched: pl.DataFrame
+
+    def index(self) -> pl.DataFrame:
+        """(store, piece, thread, seq, len) for every (thread, seq) each piece holds."""
+        frames = [
+            piece.keys.with_columns(store=pl.lit(i, pl.UInt32), piece=pl.lit(j, pl.UInt32))
+            for i, (store, _) in enumerate(self.stores)
+            for j, piece in enumerate(store.pieces)
+            if piece.rows
+        ]
+        schema = {"thread": pl.Int64, "seq": pl.Int64, "len": pl.UInt32, "store": pl.UInt32, "piece": pl.UInt32}
+        return pl.concat(frames).cast(schema) if frames else pl.DataFrame(schema=schema)  # type: ignore[arg-type]
+
+    def load(self, index: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+        """This side's exchanges of the (thread, seq) in `keys`, from the pieces that hold them."""
+        wanted = index.join(keys, on=INDEX, how="semi", nulls_equal=True).select("store", "piece").unique()
+        frames = []
+        for i, j in wanted.sort("store", "piece").iter_rows():
+            store, offset = self.stores[i]
+            rows = store.load(store.pieces[j], keys).filter(pl.col("client") == self.client)
+            frames.append(rows.with_columns(stream=pl.col("stream") + offset))
+        return pl.concat(frames) if frames else empty(EXCHANGES)
+
+
+def _batches(primary: pl.DataFrame, standby: pl.DataFrame) -> list[pl.DataFrame]:
+    """(thread, seq) keys in order, cut into batches of about BATCH_ROWS exchanges per side."""
+    sizes = pl.concat([primary, standby]).group_by(INDEX).agg(rows=pl.col("len").sum()).sort(INDEX, nulls_last=False)
+    batches, start, total = [], 0, 0
+    for n, rows in enumerate(sizes["rows"].to_list()):
+        if total and total + rows > 2 * BATCH_ROWS:
+            batches.append(sizes.slice(start, n - start).select(INDEX))
+            start, total = n, 0
+        total += rows
+    if sizes.height:
+        batches.append(sizes.slice(start).select(INDEX))
+    return batches
+
+
+def _match_in_batches(
+    primary: Side, standby: Side, hosts: dict[str, str], options: Options
+) -> tuple[list[pl.DataFrame], pl.DataFrame, tuple[int, int]]:
+    """Writes (in parts), unmatched exchanges and exchange counts, matched batch by batch.
+
+    A write's messages share their (thread, seq), so batches of (thread, seq) keys match as
+    the whole would, provided every batch uses the same typical send->receive gap per host
+    pair: with several batches, a first pass collects the gaps of all candidates.
+    """
+    p_index, s_index = primary.index(), standby.index()
+    batches = _batches(p_index, s_index)
+    typical = None
+    if len(batches) > 1:
+        gap_rows = [gaps(primary.load(p_index, keys), standby.load(s_index, keys), hosts) for keys in batches]
+        typical = typical_gaps(pl.concat(gap_rows))
+    parts, unmatched, counts = [], [], (0, 0)
+    for keys in batches:
+        matched = match(primary.load(p_index, keys), standby.load(s_index, keys), hosts, options.window_s, typical)
+        counts = (counts[0] + matched.primary_exchanges, counts[1] + matched.standby_exchanges)
+        unmatched.append(matched.unmatched)
+        if matched.exchanges.height:
+            parts.append(attribute(matched.exchanges, options.threshold_ms))
+    return parts, pl.concat(unmatched) if unmatched else empty(UNMATCHED), counts
+
+
+def _sorted(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """The frame sorted (stable), one column at a time: the peak is one column more than the frame."""
+    order = frame.select(pl.arg_sort_by(by, maintain_order=True)).to_series()
+    for name in frame.columns:
+        frame = frame.with_columns(frame[name].gather(order))
+    return frame
 
 
 def analyze(paths: Sequence[str], options: Options | None = None, progress: ProgressHook | None = None) -> Analysis:
@@ -140,17 +224,20 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
         lost = [f"{s.label}: {s.reason}" for s in skipped if s.partial]
         why = f" ({len(lost)} input(s) could not be read; first: {lost[0]})" if lost else ""
         raise NoInputError("no trace files found in " + ", ".join(paths) + why)
-    # polars releases the GIL, so files are read and parsed in parallel threads (both cores)
-    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
-        futures = [pool.submit(read_file, source, options.zones) for source in sources]
-        files: list[FileResult] = []
-        for source, future in zip(sources, futures, strict=True):
+    # exchanges wait on disk between reading and matching: memory holds a batch, not the input
+    with tempfile.TemporaryDirectory(prefix="dgtrace-") as directory:
+        spill = Spill(Path(directory))
+        # polars releases the GIL, so files are read and parsed in parallel threads (both cores)
+        with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
+            futures = [pool.submit(read_file, source, options.zones, spill) for source in sources]
+            files: list[FileResult] = []
+            for source, future in zip(sources, futures, strict=True):
+                if progress:
+                    progress(source.label, len(files), len(sources))
+                files.append(future.result())
             if progress:
-                progress(source.label, len(files), len(sources))
-            files.append(future.result())
-        if progress:
-            progress("", len(files), len(sources))
-    return analyze_files(files, skipped, options)
+                progress("", len(files), len(sources))
+        return analyze_files(files, skipped, options)
 
 
 def _exchange_counts(counts: tuple[int, int], writes: pl.DataFrame, options: Options) -> tuple[int, int]:
@@ -206,14 +293,12 @@ def _in_stream(frame: pl.DataFrame, segment: Segment) -> pl.DataFrame:
     return rekeyed.with_columns(ord=pl.col("ord") + rank * _SEGMENT_SPAN) if "ord" in frame.columns else rekeyed
 
 
-def _side(files: list[FileResult], role: str, segments: dict[str, Segment]) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _side(files: list[FileResult], role: str, segments: dict[str, Segment]) -> Side:
     """The exchanges of one side (files of that role), with the writes that span two segments of
     a process paired from the files' loose messages, and that side's unmatched messages."""
     client = role == "primary"
     members = [f for f in files if f.tables.info.role == role]
-    exchanges = [
-        _in_stream(f.tables.exchanges.filter(pl.col("client") == client), segments[f.source.label]) for f in members
-    ]
+    stores = [(f.tables.exchanges, segments[f.source.label][0] * _INCARNATIONS) for f in members]
     loose = [_in_stream(f.tables.loose, segments[f.source.label]) for f in members]
     edge = [_in_stream(f.tables.edge_waits, segments[f.source.label]) for f in members]
     unmatched = [f.tables.unmatched for f in members]
@@ -223,14 +308,12 @@ def _side(files: list[FileResult], role: str, segments: dict[str, Segment]) -> t
         if pairs.height:
             sums = wait_sums(pairs.select("stream", "a_ord", "b_ord"), pl.concat(edge))
             pairs = wait_columns(pairs.join(sums, on=["stream", "a_ord"], how="left"), 1.0, 0.0)
-            exchanges.append(pairs.rename({"a_file": "file"}).select(EXCHANGES.names()).cast(EXCHANGES))
+            pairs = pairs.rename({"a_file": "file"}).select(EXCHANGES.names()).cast(EXCHANGES)
+            stores.append((Exchanges((IN_MEMORY.put(pairs),), finished=True), 0))
         alone = pl.concat([spanning.lonely, spanning.loose.with_columns(reason=lonely_reason())])
         unmatched.append(alone.with_columns(side=pl.lit(None, pl.String)).select(UNMATCHED.names()).cast(UNMATCHED))
     side = pl.lit(role, pl.String)
-    return (
-        pl.concat(exchanges) if exchanges else empty(EXCHANGES),
-        pl.concat(unmatched).with_columns(side=side) if unmatched else empty(UNMATCHED),
-    )
+    return Side(client, stores, pl.concat(unmatched).with_columns(side=side) if unmatched else empty(UNMATCHED))
 
 
 def _lgwr(files: list[FileResult]) -> pl.DataFrame:

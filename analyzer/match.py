@@ -116,19 +116,8 @@ def lonely_reason() -> pl.Expr:
     return pl.col("kind").cast(pl.String).replace_strict(reasons, default=None, return_dtype=pl.String)
 
 
-def match(
-    primary: pl.DataFrame,
-    standby: pl.DataFrame,
-    hosts: dict[str, str],
-    window_s: float = DEFAULT_WINDOW_S,
-) -> Matched:
-    """Match the primary exchanges (send -> ack) with the standby exchanges (received -> finished).
-
-    Both come paired within their process (`analyzer.tables`): file, stream, KEY, a_/b_ line,
-    at and res_us; the standby's also carry the RFS wait sums. `hosts` maps a file label to its
-    host; the window is applied per (primary, standby) host pair. `unmatched` lists the writes
-    of either side that found no partner here.
-    """
+def _renamed(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Each side's exchanges with its own column names (send/ack, received/finished) and host."""
     host_of = (
         pl.col("file").cast(pl.String).replace_strict(hosts, default=None, return_dtype=pl.String)
         if hosts
@@ -166,18 +155,55 @@ def match(
             }
         )
     )
-    # candidates on narrow columns (key, row number, time, host); the wide rows are gathered once,
-    # in output order, at the end
+    return p, s
+
+
+def _candidates(p: pl.DataFrame, s: pl.DataFrame) -> pl.DataFrame:
+    """Every (primary, standby) pair of the same key, on narrow columns: row numbers `_p` and
+    `_s`, key, times, hosts, the send->receive gap and whether both rows have only this pair."""
     pk = p.select(*KEY, "t1", "p_host", _p=pl.int_range(pl.len(), dtype=pl.UInt32))
     sk = s.select(*KEY, "t2", "s_host", _s=pl.int_range(pl.len(), dtype=pl.UInt32))
-    cand = pk.join(sk, on=KEY, how="inner").with_columns(
-        gap_ms=(pl.col("t2") - pl.col("t1")).dt.total_microseconds() / 1000.0
+    return pk.join(sk, on=KEY, how="inner").with_columns(
+        gap_ms=(pl.col("t2") - pl.col("t1")).dt.total_microseconds() / 1000.0,
+        _unique=(pl.len().over("_p") == 1) & (pl.len().over("_s") == 1),
     )
-    unique = (pl.len().over("_p") == 1) & (pl.len().over("_s") == 1)
-    typical = pl.col("gap_ms").filter(unique).median().over("p_host", "s_host")
-    cand = cand.with_columns(typical=typical).with_columns(
-        typical=pl.col("typical").fill_null(pl.col("gap_ms").median().over("p_host", "s_host"))
+
+
+def gaps(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str]) -> pl.DataFrame:
+    """The send->receive gap of every candidate pair (p_host, s_host, gap_ms, _unique): what
+    `typical_gaps` needs, gathered batch by batch when the exchanges are matched in batches."""
+    return _candidates(*_renamed(primary, standby, hosts)).select("p_host", "s_host", "gap_ms", "_unique")
+
+
+def typical_gaps(gap_rows: pl.DataFrame) -> pl.DataFrame:
+    """Per host pair, the typical send->receive gap: the median over keys with one candidate
+    on each side, else over all candidates (p_host, s_host, typical)."""
+    return gap_rows.group_by("p_host", "s_host").agg(
+        typical=pl.coalesce(pl.col("gap_ms").filter("_unique").median(), pl.col("gap_ms").median())
     )
+
+
+def match(
+    primary: pl.DataFrame,
+    standby: pl.DataFrame,
+    hosts: dict[str, str],
+    window_s: float = DEFAULT_WINDOW_S,
+    typical: pl.DataFrame | None = None,
+) -> Matched:
+    """Match the primary exchanges (send -> ack) with the standby exchanges (received -> finished).
+
+    Both come paired within their process (`analyzer.tables`): file, stream, KEY, a_/b_ line,
+    at and res_us; the standby's also carry the RFS wait sums. `hosts` maps a file label to its
+    host; the window is applied per (primary, standby) host pair around its `typical` gap
+    (`typical_gaps`; computed from these exchanges when not given). `unmatched` lists the
+    writes of either side that found no partner here.
+    """
+    p, s = _renamed(primary, standby, hosts)
+    del primary, standby
+    # candidates on narrow columns; the wide rows are gathered once, in output order, at the end
+    cand = _candidates(p, s)
+    typical = typical_gaps(cand) if typical is None else typical
+    cand = cand.join(typical, on=["p_host", "s_host"], how="left", nulls_equal=True)
     cand = cand.filter((pl.col("gap_ms") - pl.col("typical")).abs() <= window_s * 1000.0)
     clash = (pl.len().over("_p") > 1) | (pl.len().over("_s") > 1)
     cand = cand.with_columns(_clash=clash)
@@ -192,8 +218,16 @@ def match(
         unmatched.append(
             _side_unmatched(s.select(_gather(clash_s)), "standby", "msgid collision: several primary writes fit")
         )
-    lonely_p = pk.join(cand.select("_p"), on="_p", how="anti").select("_p", _at="t1", thread="thread")
-    lonely_s = sk.join(cand.select("_s"), on="_s", how="anti").select("_s", _at="t2", thread="thread")
+    lonely_p = (
+        p.select("t1", "thread", _p=pl.int_range(pl.len(), dtype=pl.UInt32))
+        .join(cand.select("_p"), on="_p", how="anti")
+        .select("_p", _at="t1", thread="thread")
+    )
+    lonely_s = (
+        s.select("t2", "thread", _s=pl.int_range(pl.len(), dtype=pl.UInt32))
+        .join(cand.select("_s"), on="_s", how="anti")
+        .select("_s", _at="t2", thread="thread")
+    )
     reason = "no {} write with this thread/seq/msgid/oper in the time window"
     unmatched.append(_side_unmatched(p.select(_gather(lonely_p["_p"])), "primary", reason.format("standby")))
     unmatched.append(_side_unmatched(s.select(_gather(lonely_s["_s"])), "standby", reason.format("primary")))

@@ -42,6 +42,7 @@ from analyzer.schemas import (
     WAITS,
     empty,
 )
+from analyzer.spill import IN_MEMORY, INDEX, Piece, Spill
 from analyzer.tim import ANCHORS, TimClock, anchor_rows, read_tim
 from analyzer.units import parse_offset
 
@@ -56,6 +57,8 @@ SERVER_KINDS = ("server_recv", "server_done")
 HEAD_WAITS = 10_000
 #: at most this many waits are carried for a write left open at the end of a chunk
 CARRY_WAITS = 100_000
+#: a file's ISO ADR lines: where its UTC offset changes
+ZONE_LINES = pl.Schema({"zone_line": pl.Int64(), "utc_offset_min": pl.Int32()})
 
 
 @dataclass(frozen=True)
@@ -76,12 +79,50 @@ class TimeZones:
 
 
 @dataclass(frozen=True)
+class Exchanges:
+    """A file's exchanges as its chunks left them (pieces, in memory or spilled), and what turns
+    them into rows of schema EXCHANGES: the file's label, zones and tim clock."""
+
+    pieces: tuple[Piece, ...]
+    label: str = ""
+    #: the file's ISO ADR lines (see `zone_lines`) and the offset used without them
+    zones: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ZONE_LINES))
+    fallback_min: int = 0
+    tim: TimClock = field(default_factory=lambda: TimClock("none"))
+    #: the pieces already have schema EXCHANGES (writes paired across the segments of a process)
+    finished: bool = False
+
+    @property
+    def rows(self) -> int:
+        """How many exchanges."""
+        return sum(piece.rows for piece in self.pieces)
+
+    def load(self, piece: Piece, keys: pl.DataFrame | None = None) -> pl.DataFrame:
+        """One piece as EXCHANGES rows, only those of the (thread, seq) in `keys` when given."""
+        raw = piece.load()
+        if keys is not None:
+            raw = raw.join(keys, on=INDEX, how="semi", nulls_equal=True)
+        if self.finished:
+            return raw
+        if not raw.height:
+            return empty(EXCHANGES)
+        times = {"a_at": ("a_local", "a_zkey"), "b_at": ("b_local", "b_zkey")}
+        out = wait_columns(utc_columns(raw, times, self.zones, self.fallback_min), self.tim.factor, self.tim.offset_us)
+        return out.with_columns(file=pl.lit(self.label, CAT)).select(EXCHANGES.names()).cast(EXCHANGES)
+
+    def collect(self) -> pl.DataFrame:
+        """All the exchanges (schema EXCHANGES)."""
+        frames = [self.load(piece) for piece in self.pieces]
+        return pl.concat(frames) if frames else empty(EXCHANGES)
+
+
+@dataclass(frozen=True)
 class FileTables:
     """A file after the tables stage."""
 
     info: FileInfo
-    #: writes paired inside the file (schema EXCHANGES)
-    exchanges: pl.DataFrame
+    #: writes paired inside the file (`Exchanges.collect()` gives them with schema EXCHANGES)
+    exchanges: Exchanges
     #: messages whose partner may be in another segment of the process (schema LOOSE)
     loose: pl.DataFrame
     #: RFS waits no write of the file took (schema EDGE_WAITS)
@@ -193,7 +234,8 @@ class _Fold:
     #: waits after the last, still open, `Server received`
     carry_waits: pl.DataFrame = field(default_factory=lambda: _stream_waits(empty(WAITS), pl.lit(1, pl.Int64)))
     head_waits: pl.DataFrame | None = None
-    exchanges: list[pl.DataFrame] = field(default_factory=list)
+    spill: Spill = IN_MEMORY
+    exchanges: list[Piece] = field(default_factory=list)
     closes: list[pl.DataFrame] = field(default_factory=list)
     lonely: list[pl.DataFrame] = field(default_factory=list)
     anchors: list[pl.DataFrame] = field(default_factory=list)
@@ -240,7 +282,8 @@ class _Fold:
         self.closes.append(paired.loose.filter(~opens))
         server = paired.exchanges.filter(~pl.col("client"))
         sums = wait_sums(server.select("stream", "a_ord", "b_ord"), waits)
-        self.exchanges.append(paired.exchanges.join(sums, on=["stream", "a_ord"], how="left"))
+        joined = paired.exchanges.join(sums, on=["stream", "a_ord"], how="left")
+        self.exchanges.append(self.spill.put(joined.drop("a_ord", "b_ord")))
         self.carry_waits = self._tail(waits, events)
 
     def _events(self, messages: pl.DataFrame, krs: pl.DataFrame, stream: pl.Expr) -> pl.DataFrame:
@@ -316,15 +359,7 @@ class _Fold:
             fallback, source = tim.inferred_zone_min, f"inferred from epoch tim ({_offset_text(tim.inferred_zone_min)})"
         zone = "ISO ADR lines of the file" if zl.height else source
         file = pl.lit(label, CAT)
-        exchanges = pl.concat(self.exchanges) if self.exchanges else pl.DataFrame()
-        if exchanges.height:
-            exchanges = utc_columns(
-                exchanges, {"a_at": ("a_local", "a_zkey"), "b_at": ("b_local", "b_zkey")}, zl, fallback
-            )
-            exchanges = wait_columns(exchanges, tim.factor, tim.offset_us).with_columns(file=file)
-            exchanges = exchanges.select(EXCHANGES.names()).cast(EXCHANGES)
-        else:
-            exchanges = empty(EXCHANGES)
+        exchanges = Exchanges(tuple(self.exchanges), label, zl, fallback, tim)
         loose = utc_columns(pl.concat([self.carry, *self.closes]), {"at": ("local", "zkey")}, zl, fallback)
         loose = loose.with_columns(file=file).select(LOOSE.names()).cast(LOOSE)
         lonely = (
@@ -366,10 +401,12 @@ class _Fold:
         return tables, slim
 
 
-def tabulate(label: str, name: str, chunks: Iterable[Parsed], zones: TimeZones) -> tuple[FileTables, Parsed]:
+def tabulate(
+    label: str, name: str, chunks: Iterable[Parsed], zones: TimeZones, spill: Spill = IN_MEMORY
+) -> tuple[FileTables, Parsed]:
     """The tables of one file from its parsed chunks in order, and the parse tables kept whole
-    (KEPT_TABLES) with the file's line accounting."""
-    fold = _Fold()
+    (KEPT_TABLES) with the file's line accounting. Exchanges go to `spill` chunk by chunk."""
+    fold = _Fold(spill=spill)
     for part in chunks:
         fold.add(part)
     return fold.finish(label, name, zones)

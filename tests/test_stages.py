@@ -70,7 +70,7 @@ def test_paper_rule_send_takes_next_stamp_ack_takes_previous() -> None:
         ack(1),
     ]
     assert events(lines).select("kind", "stamp_line").rows() == [("client_send", 2), ("client_recv", 3)]
-    exchange = tables(lines).exchanges.row(0, named=True)
+    exchange = tables(lines).exchanges.collect().row(0, named=True)
     assert (exchange["a_line"], exchange["b_line"]) == (1, 4)
     assert (exchange["b_at"] - exchange["a_at"]).total_seconds() == 0.2
 
@@ -79,7 +79,7 @@ def test_stamp_wanted_by_two_messages_goes_to_neither() -> None:
     lines = [send(1), krs("2024-01-01 00:00:00.100000"), ack(1)]
     assert events(lines)["problem"].to_list() == ["stamp at line 2 claimed by two messages"] * 2
     t = tables(lines)  # both are reported, none is paired
-    assert t.exchanges.height == 0
+    assert t.exchanges.rows == 0
     assert t.unmatched["reason"].to_list() == ["stamp at line 2 claimed by two messages"] * 2
 
 
