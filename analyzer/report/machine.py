@@ -3,22 +3,33 @@
 Both write large tables in slices straight from polars: the writes table has one row per
 remote write (millions on a big upload); as Python dicts through `json.dump` it cost ~60 us a
 row (15 s for 250k writes), through polars' writer ~4 us. Slicing bounds the text held at once.
+
+Each JSON item is polars' `struct.json_encode` of the row (the object `write_ndjson` writes) and
+the array is that column written as an unquoted CSV whose line terminator is the item separator.
+Into `sys.stdout` or a UTF-8 text file, polars' streaming CSV sink writes the bytes to the stream
+under it (encoding on all cores; no Python string, no `replace`, no encoding by `TextIOWrapper`):
+~5x faster than `write_ndjson` + `replace` + text write. A `StringIO` gets text, slice by slice.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
 from collections.abc import Iterator
-from typing import TextIO
+from typing import Any, BinaryIO, TextIO
 
 import polars as pl
 
 from analyzer import insights
 from analyzer.api import Analysis
-from analyzer.report.model import coverage, files, iso_frame, summary
+from analyzer.report.model import coverage, files, iso_exprs, iso_frame, summary
 
-#: rows rendered per slice (about 10 MB of JSON for the writes table)
-SLICE_ROWS = 20_000
+#: rows rendered per slice (about 40 MB of JSON for the writes table): bounds what polars holds
+#: at once, which for one `sink_csv` of the whole table grows to most of the output
+SLICE_ROWS = 50_000
+#: what follows each item of a JSON array but the last
+ITEM_END = ",\n  "
 
 
 def render_json(a: Analysis, out: TextIO, top: int) -> None:
@@ -56,11 +67,47 @@ def write_json_array(frame: pl.DataFrame, out: TextIO) -> None:
         out.write("[]")
     elif not _all_finite(frame):
         out.write(json.dumps(iso_frame(frame).to_dicts(), indent=1, default=str).replace("\n", "\n "))
-    else:
-        for offset, piece in _slices(frame):
-            rows = iso_frame(piece).write_ndjson()[:-1].replace("\n", ",\n  ")
-            out.write((",\n  " if offset else "[\n  ") + rows)
-        out.write("\n ]")
+    else:  # every item but the last ends with ITEM_END; the last one closes the array
+        out.write("[\n  ")
+        _write_rows(frame.slice(0, frame.height - 1), out, as_json=True)
+        out.write(_rows(frame.slice(frame.height - 1), as_json=True).collect().item() + "\n ]")
+
+
+def _rows(frame: pl.DataFrame, *, as_json: bool) -> pl.LazyFrame:
+    """The frame with ISO datetimes; `as_json`: one column, each row as the object `write_ndjson` writes."""
+    iso = frame.lazy().with_columns(iso_exprs(frame.schema))
+    return iso.select(pl.struct(pl.all()).struct.json_encode()) if as_json else iso
+
+
+def _write_rows(frame: pl.DataFrame, out: TextIO, *, as_json: bool, header: bool = False) -> None:
+    """`_rows(frame)` as CSV; `as_json`: each JSON item as is (never quoted) followed by ITEM_END.
+
+    Into a byte stream polars streams straight from its threads; into text (a `StringIO`),
+    slice by slice.
+    """
+    options: dict[str, Any] = {"quote_style": "never", "line_terminator": ITEM_END} if as_json else {}
+    binary = _byte_stream(out)
+    if binary is not None:
+        out.flush()  # what `out` holds goes first
+    for offset, piece in _slices(frame):
+        rows, first = _rows(piece, as_json=as_json), header and not offset
+        if binary is not None:
+            rows.sink_csv(binary, include_header=first, **options)
+        else:
+            out.write(rows.collect().write_csv(include_header=first, **options))
+
+
+def _byte_stream(out: TextIO) -> BinaryIO | None:
+    """The byte stream under `out` when writing UTF-8 bytes to it equals writing text to `out`.
+
+    That holds for `sys.stdout` and files opened in text mode as UTF-8 (newlines untranslated,
+    the default on POSIX); a `StringIO` has no byte stream.
+    """
+    binary: BinaryIO | None = getattr(out, "buffer", None)
+    encoding: str | None = getattr(out, "encoding", None)
+    if binary is None or encoding is None or os.linesep != "\n":
+        return None
+    return binary if codecs.lookup(encoding).name == "utf-8" else None
 
 
 def _all_finite(frame: pl.DataFrame) -> bool:
@@ -78,5 +125,4 @@ def _slices(frame: pl.DataFrame) -> Iterator[tuple[int, pl.DataFrame]]:
 def render_csv(a: Analysis, out: TextIO, top: int) -> None:
     """Write the writes table (same column names as the JSON `writes` items)."""
     del top  # the CSV is always the full table
-    for offset, piece in _slices(iso_frame(a.writes)):
-        out.write(piece.write_csv(include_header=not offset))
+    _write_rows(a.writes, out, as_json=False, header=True)

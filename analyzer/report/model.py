@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from analyzer import api, insights, inventory
-from analyzer.summary import component_stats, histogram, time_shares, verdict_totals
+from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
 
 SCHEMA_VERSION = 1
 #: at most this many unparsed lines are listed per file (all are counted)
@@ -18,15 +18,18 @@ UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = ("total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms")
 
 
+#: how `iso_frame` writes a datetime (stamps are UTC)
+ISO_FORMAT = "%Y-%m-%dT%H:%M:%S%.6fZ"
+
+
+def iso_exprs(schema: pl.Schema) -> list[pl.Expr]:
+    """The expressions that turn the datetime columns of `schema` into ISO-8601 text (UTC, `Z`)."""
+    return [pl.col(name).dt.strftime(ISO_FORMAT) for name, dtype in schema.items() if isinstance(dtype, pl.Datetime)]
+
+
 def iso_frame(df: pl.DataFrame) -> pl.DataFrame:
     """The frame with its datetimes in ISO-8601 (UTC, `Z`)."""
-    return df.with_columns(
-        [
-            pl.col(name).dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
-            for name, dtype in df.schema.items()
-            if isinstance(dtype, pl.Datetime)
-        ]
-    )
+    return df.with_columns(iso_exprs(df.schema))
 
 
 def _rows(df: pl.DataFrame) -> list[dict[str, Any]]:
@@ -89,7 +92,7 @@ def summary(a: api.Analysis, top: int) -> dict[str, Any]:
         "histograms": {c.removesuffix("_ms"): histogram(w, c).to_dicts() for c in HISTOGRAM_COMPONENTS},
         "verdicts": verdict_totals(w).to_dicts(),
         "slow_time_shares": time_shares(w),
-        "top": _rows(w.sort("total_ms", descending=True, nulls_last=True).head(top)),
+        "top": _rows(slowest(w, top)),
         "lgwr_warnings": _rows(a.warnings),
         "clock": _rows(a.clock),
         "notes": notes(a),

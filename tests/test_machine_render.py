@@ -1,0 +1,161 @@
+"""The machine renderers write the same text into a byte stream (polars' sink) as into a `StringIO`.
+
+Into `sys.stdout` or a UTF-8 text file the tables go as bytes to the stream under it, streamed by
+polars' CSV sink with every JSON item a field; into a `StringIO`, as text slice by slice. Both
+must equal the plain statement: `write_ndjson` items joined by `,\\n  `, and `write_csv` of
+`iso_frame`; a frame with NaN or infinity goes through `json` on both paths.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TextIO
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analyzer.api import Options, analyze
+from analyzer.report import machine
+from analyzer.report.model import iso_frame
+from tests.conftest import PAPER
+
+Render = Callable[[pl.DataFrame, TextIO], None]
+SPECIAL_STRINGS = [
+    'a"b',
+    "back\\slash",
+    "tab\t",
+    "nl\n",
+    "cr\r",
+    "\x00\x01\x1f\x7f",
+    "é中😀",
+    "\u2028",
+    "",
+    "a,b",
+    None,
+]
+SPECIAL_FLOATS = [0.0, -0.0, 1e-7, 1e16, 1e21, 1e22, 5e-324, 1.7976931348623157e308, 0.1 + 0.2, -1.5, None]
+
+
+def reference_json(frame: pl.DataFrame) -> str:
+    """The specification: polars' NDJSON items, one a line, in an array indented one level."""
+    if not frame.height:
+        return "[]"
+    return "[\n  " + iso_frame(frame).write_ndjson()[:-1].replace("\n", ",\n  ") + "\n ]"
+
+
+def write_json(frame: pl.DataFrame, out: TextIO) -> None:
+    machine.write_json_array(frame, out)
+
+
+def write_csv(frame: pl.DataFrame, out: TextIO) -> None:
+    machine._write_rows(frame, out, as_json=False, header=True)
+
+
+def rendered(render: Render, frame: pl.DataFrame, tmp_path: Path) -> tuple[str, str]:
+    """What `render` writes into a StringIO, and into a UTF-8 text file between two text writes."""
+    text = io.StringIO()
+    render(frame, text)
+    path = tmp_path / "out.txt"
+    with path.open("w", encoding="utf-8") as f:
+        assert machine._byte_stream(f) is f.buffer
+        f.write("<")
+        render(frame, f)
+        f.write(">")
+    return text.getvalue(), path.read_bytes().decode()  # no newline translation: a CSV field may hold "\r"
+
+
+def special_frame(rows: int) -> pl.DataFrame:
+    """Every column type the tables hold (and a few more), nulls and strings that need escaping."""
+    cycle = range(rows)
+    return pl.DataFrame(
+        {
+            "i": [None if n % 7 == 3 else n * 7919 - 2**40 for n in cycle],
+            "f": [SPECIAL_FLOATS[n % len(SPECIAL_FLOATS)] for n in cycle],
+            "s": [SPECIAL_STRINGS[n % len(SPECIAL_STRINGS)] for n in cycle],
+            "b": [None if n % 5 == 0 else n % 2 == 0 for n in cycle],
+            "utc": [
+                datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC) + timedelta(microseconds=n * 999_999) for n in cycle
+            ],
+            "naive": [None if n % 4 == 0 else datetime(2024, 2, 29) + timedelta(seconds=n) for n in cycle],
+            "ns": pl.Series([datetime(2024, 1, 1, 0, 0, 0, n) for n in cycle], dtype=pl.Datetime("ns", "UTC")),
+            "day": [date(2024, 1, 1) + timedelta(days=n) for n in cycle],
+            "cat": pl.Series([SPECIAL_STRINGS[n % 3] for n in cycle], dtype=pl.Categorical()),
+        }
+    )
+
+
+@pytest.mark.parametrize("slice_rows", [1, 7, machine.SLICE_ROWS])
+@pytest.mark.parametrize("rows", [0, 1, 2, 50])
+def test_json_array_is_the_same_on_both_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: int, slice_rows: int
+) -> None:
+    monkeypatch.setattr(machine, "SLICE_ROWS", slice_rows)
+    frame = special_frame(rows)
+    text, file = rendered(write_json, frame, tmp_path)
+    assert text == reference_json(frame)
+    assert file == f"<{text}>"
+    assert json.loads(text) == json.loads(json.dumps(iso_frame(frame).to_dicts(), default=str))
+
+
+@pytest.mark.parametrize("slice_rows", [1, 7, machine.SLICE_ROWS])
+@pytest.mark.parametrize("rows", [0, 1, 50])
+def test_csv_is_the_same_on_both_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: int, slice_rows: int
+) -> None:
+    monkeypatch.setattr(machine, "SLICE_ROWS", slice_rows)
+    frame = special_frame(rows).drop("cat")
+    text, file = rendered(write_csv, frame, tmp_path)
+    assert text == iso_frame(frame).write_csv()
+    assert file == f"<{text}>"
+
+
+def test_non_finite_floats_take_json_on_both_paths(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"x": [1.5, float("nan"), float("inf"), None], "at": [datetime(2024, 1, 1)] * 4})
+    text, file = rendered(write_json, frame, tmp_path)
+    assert file == f"<{text}>"
+    got = json.loads(text)
+    assert got[0]["x"] == 1.5 and math.isnan(got[1]["x"]) and got[2]["x"] == math.inf and got[3]["x"] is None
+    assert text != reference_json(frame)  # polars alone would have written NaN and infinity as null
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    floats=st.lists(st.floats(allow_nan=False, allow_infinity=False) | st.none(), min_size=1, max_size=30),
+    text=st.text(),
+)
+def test_any_finite_floats_and_strings_are_written_as_write_ndjson_does(
+    tmp_path: Path, floats: list[float | None], text: str
+) -> None:
+    frame = pl.DataFrame({"x": floats, "s": [text] * len(floats)}, schema={"x": pl.Float64, "s": pl.String})
+    got, file = rendered(write_json, frame, tmp_path)
+    assert got == reference_json(frame)
+    assert file == f"<{got}>"
+
+
+def test_only_a_utf8_text_stream_is_written_as_bytes(tmp_path: Path) -> None:
+    assert machine._byte_stream(io.StringIO()) is None
+    with (tmp_path / "latin.txt").open("w", encoding="latin-1") as f:
+        assert machine._byte_stream(f) is None
+    with (tmp_path / "utf8.txt").open("w", encoding="UTF8") as f:
+        assert machine._byte_stream(f) is f.buffer
+    wrapper = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    assert machine._byte_stream(wrapper) is wrapper.buffer
+
+
+def test_document_into_a_file_is_the_document_into_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(machine, "SLICE_ROWS", 5)
+    a = analyze([str(PAPER)], Options())
+    for render in (machine.render_json, machine.render_csv):
+        text = io.StringIO()
+        render(a, text, 10)
+        path = tmp_path / "doc.txt"
+        with path.open("w", encoding="utf-8") as f:
+            render(a, f, 10)
+        assert path.read_bytes().decode() == text.getvalue()
