@@ -7,7 +7,6 @@ line on stderr plus a named exit code (`analyzer.errors.ExitCode`).
 from __future__ import annotations
 
 import functools
-import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,10 +19,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from analyzer import __version__
-from analyzer.api import Options, ProgressHook, analyze
+from analyzer.api import Analysis, Options, ProgressHook, analyze
 from analyzer.archives import Limits
 from analyzer.errors import AnalyzerError, ExitCode, UsageError
-from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
+from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
 from analyzer.simulate.cli import simulate_command
 from analyzer.tables import parse_zones
@@ -188,14 +187,24 @@ def analyze_command(
         )
         with _progress() as hook:
             result = analyze(paths, options, progress=hook)
-        if output:  # render first, so that a failed render leaves no empty report behind
-            buffer = io.StringIO()
-            render(result, buffer, top)
-            output.write_text(buffer.getvalue(), encoding="utf-8")
+        if output:
+            _render_to_file(render, result, top, output)
         else:
             render(result, sys.stdout, top)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
+
+
+def _render_to_file(render: Renderer, result: Analysis, top: int, output: Path) -> None:
+    """Render into a temporary file next to `output`, renamed over it once complete: the report
+    streams to disk (no copy in memory) and a failed render leaves no partial report behind."""
+    part = output.with_name(f".{output.name}.part")
+    try:
+        with part.open("w", encoding="utf-8") as out:
+            render(result, out, top)
+        part.replace(output)
+    finally:
+        part.unlink(missing_ok=True)
 
 
 class InventoryFormat(StrEnum):

@@ -27,8 +27,21 @@ def _ms(end: str, start: str) -> pl.Expr:
     return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
 
 
+#: the writes' columns the clock stage reads (selected before filtering: no copy of whole rows)
+CLOCK_COLUMNS = (
+    "primary_host",
+    "standby_host",
+    "sent_at",
+    "received_at",
+    "finished_at",
+    "acked_at",
+    "network_ms",
+    "resolution_ms",
+)
+
+
 def _per_write(writes: pl.DataFrame) -> pl.DataFrame:
-    both = writes.filter(pl.col("matched"))
+    both = writes.select(*CLOCK_COLUMNS, "matched").filter(pl.col("matched"))
     return both.with_columns(
         _offset=(_ms("received_at", "sent_at") + _ms("finished_at", "acked_at")) / 2,
         # truncation moves the offset by at most one stamp resolution (half the sum of both sides')
@@ -122,7 +135,7 @@ def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:
     """Per host pair: writes whose shifted receive or finish falls outside [send, ack] beyond the bound."""
     if not clock.height:
         return pl.Series("causal_violations", [], dtype=pl.Int64)
-    shifted = one_way(writes.filter(pl.col("matched")), clock)
+    shifted = one_way(writes.select(*CLOCK_COLUMNS, "matched").filter(pl.col("matched")), clock)
     slack = pl.col("clock_bound_ms") + pl.col("resolution_ms")
     bad = shifted.with_columns(_bad=(pl.col("net_out_ms") < -slack) | (pl.col("net_back_ms") < -slack))
     counts = bad.group_by("primary_host", "standby_host").agg(n=pl.col("_bad").sum().cast(pl.Int64))
@@ -139,8 +152,11 @@ def merged_timeline(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     ack) up to the stated bound; `analyzer.clock` counts the writes where they do not.
     """
     offsets = clock.select("primary_host", "standby_host", _off="offset_ms")
-    both = writes.filter(pl.col("matched")).join(
-        offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True
+    columns = ["thread", "seq", "msgid", "primary_file", "standby_file", "primary_line", "standby_line"]
+    both = (
+        writes.select(*CLOCK_COLUMNS, *columns, "matched")
+        .filter(pl.col("matched"))
+        .join(offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True)
     )
     shift = pl.duration(microseconds=(pl.col("_off").fill_null(0.0) * 1000).round().cast(pl.Int64))
     sides = {

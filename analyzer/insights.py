@@ -12,7 +12,7 @@ import polars as pl
 
 from analyzer import api
 from analyzer.schemas import COMPARISON, SERIES_COMPONENTS, SWITCHES, TIMELINE
-from analyzer.summary import component_stats, time_shares
+from analyzer.summary import STAT_COLUMNS, component_stats, time_shares
 
 #: a write is near a log switch when it was sent within this many seconds of one on its thread
 SWITCH_WINDOW_S = 2.0
@@ -34,7 +34,8 @@ NAMES = {"network": "network", "rfs_io": "standby I/O (RFS write)", "rfs_other":
 def log_switches(writes: pl.DataFrame) -> pl.DataFrame:
     """One row per change of `seq` between consecutive writes of a thread; `at` is the first write of the new log."""
     return (
-        writes.sort("thread", "sent_at", "msgid")
+        writes.select("thread", "seq", "sent_at", "msgid")
+        .sort("thread", "sent_at", "msgid")
         .select("thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("thread"))
         .filter(pl.col("seq") != pl.col("from_seq"))
         .select("thread", "from_seq", to_seq="seq", at="sent_at")
@@ -125,7 +126,7 @@ def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S
     interval = _interval_min(switches)
     if interval is not None:
         window_s = min(window_s, interval * 60.0 * WINDOW_PER_INTERVAL)
-    flagged = flag_near_switch(writes, switches, window_s)
+    flagged = flag_near_switch(writes.select("thread", "sent_at", "slow", *STAT_COLUMNS), switches, window_s)
     near_flag = pl.col("switch_at").is_not_null()
     per_switch = (
         flagged.filter(near_flag)
@@ -153,8 +154,15 @@ def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S
 
 def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.DataFrame:
     """The `top` slowest writes with `switch_at` (the log switch they were sent near, else null)."""
-    flagged = flag_near_switch(writes, switches.switches, switches.window_s)
-    return flagged.sort("total_ms", "sent_at", "msgid", descending=[True, False, False], nulls_last=True).head(top)
+    keys = ["total_ms", "sent_at", "msgid"]
+    order = (  # sort row numbers by the keys, not the whole table
+        writes.select(*keys, _row=pl.int_range(pl.len(), dtype=pl.UInt32))
+        .sort(keys, descending=[True, False, False], nulls_last=True)
+        .head(top)["_row"]
+    )
+    return flag_near_switch(writes[order], switches.switches, switches.window_s).sort(
+        keys, descending=[True, False, False], nulls_last=True
+    )
 
 
 def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
@@ -174,8 +182,9 @@ def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
 
 
 def _matched(writes: pl.DataFrame) -> pl.DataFrame:
-    """Writes seen on both sides: the only ones with a network / RFS breakdown."""
-    return writes.filter(pl.col("matched"))
+    """Writes seen on both sides (the only ones with a network / RFS breakdown), with the
+    columns the findings read: selected before filtering, so no whole row is copied."""
+    return writes.select("slow", "verdict", "matched", *STAT_COLUMNS).filter(pl.col("matched"))
 
 
 def _n(count: int, noun: str) -> str:

@@ -66,7 +66,8 @@ def histogram(writes: pl.DataFrame, column: str = "total_ms") -> pl.DataFrame:
 def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
     """Writes and summed total time per verdict, for all writes and for slow ones."""
     return (
-        writes.filter(pl.col("verdict").is_not_null())
+        writes.select("verdict", "total_ms", "slow")
+        .filter(pl.col("verdict").is_not_null())
         .group_by("verdict")
         .agg(
             writes=pl.len().cast(pl.Int64),
@@ -80,7 +81,9 @@ def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
 
 def time_shares(writes: pl.DataFrame) -> dict[str, float]:
     """Share of summed slow-write time spent in each component (all writes if none is slow)."""
-    both = writes.filter(pl.col("matched"))
+    both = writes.select("matched", "slow", "total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms").filter(
+        pl.col("matched")
+    )
     chosen = both.filter(pl.col("slow")) if both["slow"].any() else both
     total = chosen["total_ms"].sum()
     if not chosen.height or not total:
@@ -89,3 +92,13 @@ def time_shares(writes: pl.DataFrame) -> dict[str, float]:
         name.removesuffix("_ms"): float(chosen[name].sum()) / float(total)
         for name in ("network_ms", "rfs_io_ms", "rfs_other_ms")
     }
+
+
+def slowest(writes: pl.DataFrame, top: int) -> pl.DataFrame:
+    """The `top` writes with the largest total_ms (nulls last), sorting row numbers, not the table."""
+    order = (
+        writes.select("total_ms", _row=pl.int_range(pl.len(), dtype=pl.UInt32))
+        .sort("total_ms", descending=True, nulls_last=True)
+        .head(top)["_row"]
+    )
+    return writes[order]

@@ -6,11 +6,15 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import TextIO
 
+import pytest
 from typer.testing import CliRunner
 
+from analyzer import cli
 from analyzer.cli import app
 from analyzer.errors import ExitCode
+from analyzer.report import OutputFormat
 from analyzer.schemas import WRITES
 from tests.conftest import invoke, write
 
@@ -99,6 +103,23 @@ def test_output_file(tmp_path: Path) -> None:
     result = invoke(["analyze", PAPER, "--format", "json", "--output", str(target)])
     assert (result.stdout, result.stderr) == ("", "")  # no progress bar when stderr is no terminal
     assert json.loads(target.read_text())["summary"]["matched_writes"] == 66
+
+
+def test_failed_render_keeps_the_previous_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report streams to a temporary file renamed into place: a render that fails midway
+    leaves the old report as it was and no temporary file."""
+    target = tmp_path / "report.json"
+    target.write_text("old report")
+
+    def broken(a: object, out: TextIO, top: int) -> None:
+        out.write("half a report")
+        raise RuntimeError("renderer failed")
+
+    monkeypatch.setitem(cli.RENDERERS, OutputFormat.JSON, broken)
+    result = invoke(["analyze", PAPER, "--format", "json", "--output", str(target)], code=ExitCode.INTERNAL)
+    assert "renderer failed" in result.stderr
+    assert target.read_text() == "old report"
+    assert sorted(tmp_path.iterdir()) == [target]
 
 
 def test_missing_path_is_a_usage_error() -> None:

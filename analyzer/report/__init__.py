@@ -63,4 +63,4 @@ CSV_TABLES: dict[CsvTable, Renderer] = {
     CsvTable.EVENTS: render_events_csv,
 }
 
-__all__ = ["CSV_TABLES", "RENDERERS", "CsvTable", "OutputFormat", "document"]
+__all__ = ["CSV_TABLES", "RENDERERS", "CsvTable", "OutputFormat", "Renderer", "document"]

@@ -16,7 +16,7 @@ from rich.text import Text
 from analyzer import inventory
 from analyzer.api import Analysis
 from analyzer.report import model as doc
-from analyzer.summary import component_stats, histogram, verdict_totals
+from analyzer.summary import component_stats, histogram, slowest, verdict_totals
 
 _VERDICT_STYLE = {"network": "yellow", "rfs_io": "red", "rfs_other": "magenta"}
 
@@ -132,7 +132,7 @@ def _top(a: Analysis, console: Console, top: int) -> Table:
         "verdict",
         "evidence",
     )
-    for w in a.writes.sort("total_ms", descending=True, nulls_last=True).head(top).iter_rows(named=True):
+    for w in slowest(a.writes, top).iter_rows(named=True):
         sides = [(w["primary_file"], w["primary_line"]), (w["standby_file"], w["standby_line"])]
         evidence = "\n".join(f"{doc.short_label(f, labels)}:{n}" for f, n in sides if f is not None)
         t.add_row(
