@@ -112,8 +112,7 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     segments = join_segments(files)
     primary, standby = _side(files, "primary", segments), _side(files, "standby", segments)
     parts, unmatched, counts = _match_in_batches(primary, standby, hosts, options)
-    writes = _sorted(pl.concat(parts, rechunk=False), ["sent_at", "thread"]) if parts else empty(WRITES)
-    del parts
+    writes = _sorted(_concat(parts), ["sent_at", "thread"]) if parts else empty(WRITES)
     clock = estimate_offsets(writes, options.clock_offsets)
     writes = _in_window(one_way(writes, clock), options, "sent_at")
     warnings = _in_window(tie_warnings(_lgwr(files), writes), options, "at")
@@ -201,6 +200,13 @@ def _match_in_batches(
         if matched.exchanges.height:
             parts.append(attribute(matched.exchanges, options.threshold_ms))
     return parts, pl.concat(unmatched) if unmatched else empty(UNMATCHED), counts
+
+
+def _concat(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """The parts as one frame (chunks kept as they are); the list lets go of them."""
+    frame = pl.concat(parts, rechunk=False)
+    parts.clear()
+    return frame
 
 
 def _sorted(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:

@@ -41,11 +41,20 @@ CLOCK_COLUMNS = (
 
 
 def _per_write(writes: pl.DataFrame) -> pl.DataFrame:
-    both = writes.select(*CLOCK_COLUMNS, "matched").filter(pl.col("matched"))
-    return both.with_columns(
-        _offset=(_ms("received_at", "sent_at") + _ms("finished_at", "acked_at")) / 2,
-        # truncation moves the offset by at most one stamp resolution (half the sum of both sides')
-        _half=pl.col("network_ms").clip(lower_bound=0) / 2 + pl.col("resolution_ms") / 2,
+    """Per matched write: hosts, send time, round trip and its offset interval (`_offset` +/- `_half`)."""
+    return (
+        writes.lazy()
+        .filter(pl.col("matched"))
+        .select(  # lazy: only these columns are filtered
+            "primary_host",
+            "standby_host",
+            "sent_at",
+            "network_ms",
+            _offset=(_ms("received_at", "sent_at") + _ms("finished_at", "acked_at")) / 2,
+            # truncation moves the offset by at most one stamp resolution (half the sum of both sides')
+            _half=pl.col("network_ms").clip(lower_bound=0) / 2 + pl.col("resolution_ms") / 2,
+        )
+        .collect()
     )
 
 
