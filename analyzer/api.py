@@ -129,7 +129,7 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
 
 
 #: exchanges (rows of one side) matched at once: a batch of (thread, seq) keys stops growing past this
-BATCH_ROWS = 500_000
+BATCH_ROWS = 250_000
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,7 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
             _to=pl.col("at") + slack,
         )
     )
-    remote = writes.select(
+    remote = _near_warnings(writes, warn).select(
         "sent_at",
         "total_ms",
         "network_ms",
@@ -219,3 +219,16 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
     )
     tied = warn.join(best, on="_w", how="left").with_columns(writes=pl.col("writes").fill_null(0))
     return tied.rename({"wthread": "thread"}).select(WARNINGS.names()).cast(WARNINGS).sort("at", "file", "line")
+
+
+def _near_warnings(writes: pl.DataFrame, warn: pl.DataFrame) -> pl.DataFrame:
+    """The writes whose [sent_at, end] meets some warning's [_from, _to]: a write ending at e
+    meets one when the latest `_to` among the warnings with `_from` <= e is at least its send
+    time. A narrow pass instead of joining millions of writes with every warning."""
+    end = pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64))
+    ends = writes.select("sent_at", _end=end, _row=pl.int_range(pl.len(), dtype=pl.UInt32)).drop_nulls("_end")
+    reach = (
+        warn.select("_from", _reach=pl.col("_to")).drop_nulls().sort("_from").with_columns(pl.col("_reach").cum_max())
+    )
+    near = ends.sort("_end").join_asof(reach, left_on="_end", right_on="_from", strategy="backward")
+    return writes[near.filter(pl.col("_reach") >= pl.col("sent_at"))["_row"].sort()]

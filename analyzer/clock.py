@@ -144,7 +144,7 @@ def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:
     """Per host pair: writes whose shifted receive or finish falls outside [send, ack] beyond the bound."""
     if not clock.height:
         return pl.Series("causal_violations", [], dtype=pl.Int64)
-    shifted = one_way(writes.select(*CLOCK_COLUMNS, "matched").filter(pl.col("matched")), clock)
+    shifted = one_way(writes.lazy().filter(pl.col("matched")).select(*CLOCK_COLUMNS).collect(), clock)
     slack = pl.col("clock_bound_ms") + pl.col("resolution_ms")
     bad = shifted.with_columns(_bad=(pl.col("net_out_ms") < -slack) | (pl.col("net_back_ms") < -slack))
     counts = bad.group_by("primary_host", "standby_host").agg(n=pl.col("_bad").sum().cast(pl.Int64))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import polars as pl
 import pytest
@@ -354,8 +354,6 @@ def test_lgwr_warning_gets_the_breakdown_of_its_remote_write() -> None:
 
 def test_time_window_filter_on_large_tables() -> None:
     """No window, or a window, on 150k rows (a literal predicate once broke on large frames)."""
-    from datetime import timedelta
-
     from analyzer.api import Options, _window
 
     start = datetime(2024, 1, 1, tzinfo=UTC)
@@ -363,3 +361,20 @@ def test_time_window_filter_on_large_tables() -> None:
     assert frame.filter(_window(Options(), "sent_at")).height == 150_000
     window = Options(since=start + timedelta(seconds=10), until=start + timedelta(seconds=20))
     assert frame.filter(_window(window, "sent_at")).height == 10
+
+
+def test_writes_near_warnings_include_those_under_an_earlier_longer_warning() -> None:
+    """A write inside a long warning's interval is a candidate even when a later, shorter warning
+    starts before it ends; writes outside every interval are not."""
+    from analyzer.attribute import _near_warnings
+
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+    def at(seconds: float) -> datetime:
+        return t0 + timedelta(seconds=seconds)
+
+    warn = pl.DataFrame({"_from": [at(0), at(1)], "_to": [at(10), at(1.5)]})
+    writes = pl.DataFrame(
+        {"sent_at": [at(5), at(11), at(0.5), at(20)], "total_ms": [100.0, 5.0, 1.0, None], "msgid": [1, 2, 3, 4]}
+    )
+    assert _near_warnings(writes, warn)["msgid"].to_list() == [1, 3]
