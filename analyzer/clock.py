@@ -61,7 +61,7 @@ def _per_write(writes: pl.DataFrame) -> pl.DataFrame:
 def _estimate(rows: pl.DataFrame) -> tuple[float, float, int, str | None]:
     """(offset, bound, writes used, warning) from one host pair's writes."""
     take = max(BEST_MIN, int(rows.height * BEST_SHARE))
-    best = rows.sort("network_ms").head(take)
+    best = rows.select("network_ms", "_offset", "_half").sort("network_ms").head(take)
     low = float((best["_offset"] - best["_half"]).max())  # type: ignore[arg-type]
     high = float((best["_offset"] + best["_half"]).min())  # type: ignore[arg-type]
     if low <= high:
@@ -75,7 +75,7 @@ def _drift(rows: pl.DataFrame) -> tuple[float | None, str | None]:
     """Offset of the second half of the trace minus that of the first, and a warning if significant."""
     if rows.height < 4 * BEST_MIN:
         return None, None
-    rows = rows.sort("sent_at")
+    rows = rows.select("sent_at", "network_ms", "_offset", "_half").sort("sent_at")
     half = rows.height // 2
     first, second = rows.head(half), rows.tail(rows.height - half)
     (o1, b1, _, _), (o2, b2, _, _) = _estimate(first), _estimate(second)
@@ -101,7 +101,7 @@ def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = 
     overrides = overrides or {}
     per_write = _per_write(writes)
     rows = []
-    for (p_host, s_host), group in per_write.group_by("primary_host", "standby_host", maintain_order=True):
+    for (p_host, s_host), group in _host_pairs(per_write):
         given = overrides.get(str(s_host)) if s_host is not None else None
         if given is not None:
             rows.append({"offset_ms": given, "bound_ms": 0.0, "writes_used": 0, "source": "--clock-offset"})
@@ -128,6 +128,15 @@ def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = 
         rows[-1].update(primary_host=p_host, standby_host=s_host)
     clock = pl.from_dicts(rows, schema=CLOCK) if rows else pl.DataFrame(schema=CLOCK)
     return clock.with_columns(causal_violations=_violations(writes, clock))
+
+
+def _host_pairs(per_write: pl.DataFrame) -> list[tuple[tuple[object, ...], pl.DataFrame]]:
+    """The writes of each (primary host, standby host); one pair (the usual case) without a copy."""
+    hosts = ["primary_host", "standby_host"]
+    if per_write.select(hosts).unique().height == 1:
+        first = per_write.row(0, named=True)
+        return [((first["primary_host"], first["standby_host"]), per_write)]
+    return list(per_write.group_by(hosts, maintain_order=True))
 
 
 def one_way(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
