@@ -188,35 +188,29 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
             _to=pl.col("at") + slack,
         )
     )
-    remote = _near_warnings(writes, warn).select(
+    near = _near_warnings(writes, warn)
+    remote = near.select(
         "sent_at",
         "total_ms",
-        "network_ms",
-        "rfs_io_ms",
-        "rfs_other_ms",
-        "verdict",
-        "msgid",
         "thread",
         "primary_host",
         _end=pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64)),
+        _row=pl.int_range(pl.len(), dtype=pl.UInt32),
     )
-    cand = warn.join_where(remote, pl.col("sent_at") <= pl.col("_to"), pl.col("_end") >= pl.col("_from"))
+    bounds = warn.select("_w", "_from", "_to", "wthread", "host")
+    cand = bounds.join_where(remote, pl.col("sent_at") <= pl.col("_to"), pl.col("_end") >= pl.col("_from"))
     same_thread = pl.col("wthread").is_null() | (pl.col("thread") == pl.col("wthread"))
     same_host = pl.col("host").is_null() | pl.col("primary_host").is_null() | (pl.col("host") == pl.col("primary_host"))
-    best = (
+    slowest = (  # per warning: how many writes it covers, and the row of the slowest
         cand.filter(same_thread & same_host)
         .sort("total_ms", descending=True)
         .group_by("_w", maintain_order=True)
-        .agg(
-            writes=pl.len().cast(pl.Int64),
-            msgid=pl.col("msgid").first(),
-            remote_total_ms=pl.col("total_ms").first(),
-            network_ms=pl.col("network_ms").first(),
-            rfs_io_ms=pl.col("rfs_io_ms").first(),
-            rfs_other_ms=pl.col("rfs_other_ms").first(),
-            verdict=pl.col("verdict").first(),
-        )
+        .agg(writes=pl.len().cast(pl.Int64), _row=pl.col("_row").first())
     )
+    details = near.select(
+        "msgid", "network_ms", "rfs_io_ms", "rfs_other_ms", "verdict", remote_total_ms="total_ms"
+    ).select(pl.all().gather(slowest["_row"]))
+    best = pl.concat([slowest.drop("_row"), details], how="horizontal")
     tied = warn.join(best, on="_w", how="left").with_columns(writes=pl.col("writes").fill_null(0))
     return tied.rename({"wthread": "thread"}).select(WARNINGS.names()).cast(WARNINGS).sort("at", "file", "line")
 
