@@ -15,6 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from analyzer.schemas import CLOCK
+from analyzer.summary import matched_only
 
 #: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
 BEST_SHARE = 0.05
@@ -42,19 +43,14 @@ CLOCK_COLUMNS = (
 
 def _per_write(writes: pl.DataFrame) -> pl.DataFrame:
     """Per matched write: hosts, send time, round trip and its offset interval (`_offset` +/- `_half`)."""
-    return (
-        writes.lazy()
-        .filter(pl.col("matched"))
-        .select(  # lazy: only these columns are filtered
-            "primary_host",
-            "standby_host",
-            "sent_at",
-            "network_ms",
-            _offset=(_ms("received_at", "sent_at") + _ms("finished_at", "acked_at")) / 2,
-            # truncation moves the offset by at most one stamp resolution (half the sum of both sides')
-            _half=pl.col("network_ms").clip(lower_bound=0) / 2 + pl.col("resolution_ms") / 2,
-        )
-        .collect()
+    return matched_only(writes, *CLOCK_COLUMNS).select(
+        "primary_host",
+        "standby_host",
+        "sent_at",
+        "network_ms",
+        _offset=(_ms("received_at", "sent_at") + _ms("finished_at", "acked_at")) / 2,
+        # truncation moves the offset by at most one stamp resolution (half the sum of both sides')
+        _half=pl.col("network_ms").clip(lower_bound=0) / 2 + pl.col("resolution_ms") / 2,
     )
 
 
@@ -180,10 +176,8 @@ def merged_timeline(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     """
     offsets = clock.select("primary_host", "standby_host", _off="offset_ms")
     columns = ["thread", "seq", "msgid", "primary_file", "standby_file", "primary_line", "standby_line"]
-    both = (
-        writes.select(*CLOCK_COLUMNS, *columns, "matched")
-        .filter(pl.col("matched"))
-        .join(offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True)
+    both = matched_only(writes, *CLOCK_COLUMNS, *columns).join(
+        offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True
     )
     shift = pl.duration(microseconds=(pl.col("_off").fill_null(0.0) * 1000).round().cast(pl.Int64))
     sides = {

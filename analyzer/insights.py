@@ -12,7 +12,7 @@ import polars as pl
 
 from analyzer import api
 from analyzer.schemas import COMPARISON, SERIES_COMPONENTS, SWITCHES, TIMELINE
-from analyzer.summary import STAT_COLUMNS, component_stats, time_shares
+from analyzer.summary import STAT_COLUMNS, component_stats, matched_only, time_shares
 
 #: a write is near a log switch when it was sent within this many seconds of one on its thread
 SWITCH_WINDOW_S = 2.0
@@ -184,7 +184,7 @@ def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
 def _matched(writes: pl.DataFrame) -> pl.DataFrame:
     """Writes seen on both sides (the only ones with a network / RFS breakdown), with the
     columns the findings read: selected before filtering, so no whole row is copied."""
-    return writes.select("slow", "verdict", "matched", *STAT_COLUMNS).filter(pl.col("matched"))
+    return matched_only(writes, "slow", "verdict", *STAT_COLUMNS)
 
 
 def _n(count: int, noun: str) -> str:

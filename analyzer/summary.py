@@ -23,6 +23,14 @@ STATS_SCHEMA = pl.Schema(
 )
 
 
+def matched_only(writes: pl.DataFrame, *columns: str) -> pl.DataFrame:
+    """The writes seen on both sides, with these columns (all when none is named). Selecting
+    shares the columns; only a filter copies them, so when every write matched (the usual
+    case) nothing is copied."""
+    chosen = writes.select(*columns, "matched") if columns else writes
+    return chosen if chosen["matched"].all() else chosen.filter(pl.col("matched"))
+
+
 def component_stats(writes: pl.DataFrame) -> pl.DataFrame:
     """count, mean, p50, p90, p99, max for each component (nearest-rank percentiles)."""
     rows = []
@@ -81,9 +89,7 @@ def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
 
 def time_shares(writes: pl.DataFrame) -> dict[str, float]:
     """Share of summed slow-write time spent in each component (all writes if none is slow)."""
-    both = writes.select("matched", "slow", "total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms").filter(
-        pl.col("matched")
-    )
+    both = matched_only(writes, "slow", "total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms")
     chosen = both.filter(pl.col("slow")) if both["slow"].any() else both
     total = chosen["total_ms"].sum()
     if not chosen.height or not total:

@@ -22,7 +22,7 @@ from analyzer.report.markdown import (
     unparsed_table,
     warnings_table,
 )
-from analyzer.summary import histogram
+from analyzer.summary import histogram, matched_only
 
 MISSING_PLOTLY = "--format html needs plotly: pip install 'dgtrace[html]'"
 #: above this many writes the timeline shows the slowest write of each time bin, not every write
@@ -123,7 +123,7 @@ def timeline_figure(c: Context) -> Any:
     """Every remote write (or the slowest per bin) with its components stacked, log switches and LGWR warnings."""
     import plotly.graph_objects as go
 
-    points, caption = timeline_points(c.analysis.writes.filter(pl.col("matched")))
+    points, caption = timeline_points(matched_only(c.analysis.writes))
     custom = points.select("thread", "seq", "msgid", "total_ms", "verdict", "in_bin", _x("sent_at")).rows()
     binned = "slowest of %{customdata[5]} writes<br>" if points["in_bin"].max() != 1 else ""
     bars = points.select(_x("bar")).to_series().to_list()
