@@ -2,16 +2,17 @@
 
 Each line is put in one family by literal tests (see `split_families`). The hot families
 (16410 messages, `***` stamps, WAIT lines) go through a vectorised fast path that only accepts
-the canonical spelling of a line, checked by an anchored regex that is a strict subset of the
-grammar; it takes the fields by position, and parses the parts that repeat from line to line
-(message kind, oper, thread and sequence; krs source; WAIT cursor and event) once per distinct
-value. Everything else of a known family is parsed by that family's lark grammar
+the canonical spelling of a line, a strict subset of the grammar; it takes the fields by
+position, and checks and parses the parts that repeat from line to line (a message less its
+msgid; a krs source; a WAIT line less its tim) once per distinct value, the rest of a line by
+anchored regexes and digit checks. Everything else of a known family is parsed by that family's lark grammar
 (`analyzer.grammar`), which is the specification; a line the grammar rejects becomes an
 `unparsed` row with the reason. Lines of no family are `ignored`, counted by category.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -182,19 +183,22 @@ def split_families(lines: pl.DataFrame, in_header: bool) -> tuple[dict[str, pl.D
         .then(_code(g.Family.TRANSPORT.value))
         .otherwise(pl.lit(_UNSORTED, pl.UInt8))
     )
-    parts = lines.select("line", "text", _f=hot).partition_by("_f", as_dict=True, include_key=False)
+    coded, f = lines.select("line", "text", _f=hot), pl.col("_f")
     empty_rows = lines.select("line", "text").clear()
-    groups = {name: parts.get((code,), empty_rows) for name, code in _CODE.items()}
-    rest = parts.get((_UNSORTED,), empty_rows)
+    groups = dict.fromkeys(_CODE, empty_rows)
+    for name in (g.Family.TRANSPORT.value, g.Family.STAMPS.value, g.Family.WAIT.value):
+        groups[name] = coded.filter(f == _CODE[name]).drop("_f")  # a filter per group: half a partition_by
+    rest = coded.filter(f == _UNSORTED).drop("_f")
     stars = groups[g.Family.STAMPS.value]["line"]
-    starts = pl.concat([groups[g.Family.TRANSPORT.value], rest]).filter(_HEADER_START)["line"].sort()
+    starts = pl.concat([rows.filter(_HEADER_START)["line"] for rows in (groups[g.Family.TRANSPORT.value], rest)]).sort()
     rest = _with_header_region(rest, stars, starts, in_header).with_columns(family=_FULL_ORDER)
     for (code,), rows in rest.partition_by("family", as_dict=True, include_key=False).items():
         name = FAMILIES[code]
         groups[name] = pl.concat([groups[name], rows.select("line", "text")]).sort("line")
-    last = lines.select(pl.col("line").max())
-    end_in_header = bool(_with_header_region(last, stars, starts, in_header)["in_header"][0])
-    return groups, end_in_header
+    # the region at the last line: after the last header start if that comes after the last `***`
+    if stars.is_empty() and starts.is_empty():
+        return groups, in_header
+    return groups, bool((starts[-1] if len(starts) else 0) > (stars[-1] if len(stars) else 0))
 
 
 def _with_header_region(rows: pl.DataFrame, stars: pl.Series, starts: pl.Series, carry: bool) -> pl.DataFrame:
@@ -215,9 +219,12 @@ def _with_header_region(rows: pl.DataFrame, stars: pl.Series, starts: pl.Series,
 
 # ---------------------------------------------------------------------------- fast paths
 # Each fast path checks the canonical spelling of its shape (a strict subset of what the grammar
-# accepts) with an anchored regex without capture groups, then takes the fields by position.
+# accepts) with anchored regexes without capture groups, then takes the fields by position.
 # Rows that fail the check, or whose numbers do not fit, go to lark. Trace lines repeat all but
-# a few numbers, so text parts are parsed once per distinct value and joined back.
+# a few numbers, so the text parts are checked and parsed once per distinct value and joined
+# back; per row remain the numbers (digits only: `_digits`) and, for stamps, a regex on the first
+# 31 characters or so. Offsets from `str.find` count bytes and `str.slice` counts characters, so
+# a key that is sliced at found offsets must be ASCII (`_ascii`).
 #
 # Dates: years 1000-9999 and seconds 00-59 only; year 0 and second 60 are no `datetime` for the
 # grammar, while polars would take them (chrono reads 60 as a leap second).
@@ -228,12 +235,14 @@ MESSAGE_KEY_SHAPE = (
     rf"^(?:\.\.\. )?(?:{_MESSAGE_TEXTS}) \[[A-Za-z0-9_]+\](?: response)? oper='[^']*'"
     r" flag=(?:0x[0-9a-fA-F]+|-?[0-9]+) thrd=[0-9]+ seq=[0-9]+$"
 )
-KRS_SHAPE = (
-    rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}} (?:[0-9]+ [A-Za-z_][A-Za-z0-9_]*\.c|\[[A-Za-z_][A-Za-z0-9_]*\.c:[0-9]+\])$"
-)
+_KRS_SOURCE = r"(?:[0-9]+ [A-Za-z_][A-Za-z0-9_]*\.c|\[[A-Za-z_][A-Za-z0-9_]*\.c:[0-9]+\])"
+KRS_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}} {_KRS_SOURCE}$"
+KRS_SOURCE_SHAPE = rf"^{_KRS_SOURCE}$"
 ADR_LOCAL_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}$"
 ADR_ISO_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}(?: \((?:[^()]|\([^()]*\))*\))?$"
-WAIT_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [A-Za-z#_][^=']*=[^ \t]+)* tim=[0-9]+$"
+#: a WAIT line less its ` tim=<n>`; parameter values are printable ASCII (the grammar ends a value
+#: at any white space, a form feed too)
+WAIT_KEY_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [A-Za-z#_][^=']*=[!-~]+)*$"
 _LOG_WRITE = "Warning: log write elapsed time "
 LOG_WRITE_SHAPE = rf"^{_LOG_WRITE}[0-9]+ms, size [0-9]+KB$"
 #: a message kind by the first 8 characters of its text ("Client s", "Server f", ...)
@@ -246,6 +255,11 @@ def _int(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Int64, strict=False)
 
 
+def _ascii(expr: pl.Expr) -> pl.Expr:
+    """No character beyond ASCII, so byte offsets (`str.find`) are character offsets (`str.slice`)."""
+    return expr.str.len_bytes() == expr.str.len_chars()
+
+
 def _keep(out: pl.DataFrame, required: list[str], schema: pl.Schema) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows whose required fields converted, as `schema`; the others as line + text, for lark)."""
     ok = pl.all_horizontal([pl.col(c).is_not_null() for c in required])
@@ -256,10 +270,12 @@ def _per_distinct(rows: pl.DataFrame, key: str, parse: Callable[[pl.DataFrame], 
     """Rows with the columns `parse` derives from their `key`, computed once per distinct key.
 
     `parse` gets a frame of the distinct keys and returns those it accepts with their fields;
-    the rows of the others get nulls (and go to lark). Row order is kept.
+    the rows of the others get nulls (and go to lark). Row order is kept. Only the key column goes
+    through the join (one row per row: the distinct keys are unique), not the text.
     """
     fields = parse(rows.select(pl.col(key).unique()))
-    return rows.join(fields, on=key, how="left", maintain_order="left").drop(key)
+    found = rows.select(key).join(fields, on=key, how="left", maintain_order="left").drop(key)
+    return rows.drop(key).hstack(found)
 
 
 def _fast_messages(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -267,35 +283,82 @@ def _fast_messages(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
     A message line is `<key> msgid=<n>`, where the key (kind, function, oper, flag, thread,
     sequence) repeats from line to line: it is checked and parsed once per distinct value, and
-    only the msgid is taken per row. The cut is at the first ` msgid=`: a key whose oper holds
-    one is cut short, fails its shape and goes to the grammar.
+    only the msgid is taken per row (see `_by_number_end`).
     """
     if rows.is_empty():
         return empty(MESSAGES), rows.select("line", "text")
-    text = pl.col("text")
-    cut = text.str.find(" msgid=", literal=True)
-    msgid = pl.col("_msgid")
-    out = _per_distinct(
-        rows.with_columns(_key=text.str.slice(0, cut), _msgid=text.str.slice(cut + 7)), "_key", _message_keys
-    ).with_columns(msgid=pl.when(msgid.str.contains("^[0-9]+$")).then(_int(msgid)))  # no sign, no blank
-    return _keep(out, ["kind", "thread", "seq", "msgid"], MESSAGES)
+    return _by_number_end(rows, " msgid=", _messages)
 
 
-def _message_keys(keys: pl.DataFrame) -> pl.DataFrame:
-    """Canonical message keys with their fields.
+def _messages(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    out = _per_distinct(cut, "_key", functools.partial(_message_keys, suffix=suffix))
+    return _keep(out.with_columns(msgid=_digits(pl.col("_number"))), ["kind", "thread", "seq", "msgid"], MESSAGES)
+
+
+def _by_number_end(
+    rows: pl.DataFrame, marker: str, parse: Callable[[pl.DataFrame, str], tuple[pl.DataFrame, pl.DataFrame]]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Lines `<key><marker><n>` cut into `_key` and `_number`, parsed by `parse(cut, suffix)`; in line order.
+
+    On most lines of a chunk the number has as many digits as on its first lines (a guess, which
+    the key's shape checks): those lines are cut that many characters before their end, at a
+    fixed offset (cheaper than a search), and their key ends with the marker (`suffix`). Numbers
+    grow a digit now and then: the lines `parse` rejects get another guess, and those left are
+    cut at their first marker (a key that holds the marker is cut short there, fails its shape
+    and goes to the grammar).
+    """
+    text, parts, tried = pl.col("text"), list[pl.DataFrame](), set[int]()
+    while rows.height and (digits := _usual_digits(rows, marker)) and digits not in tried:
+        tried.add(digits)
+        quick, rows = parse(rows.with_columns(_key=text.str.head(-digits), _number=text.str.tail(digits)), marker)
+        parts.append(quick)
+    if rows.height or not parts:
+        cut = text.str.splitn(marker, 2).struct.rename_fields(["_key", "_number"])  # one pass, no offsets
+        more, rows = parse(rows.with_columns(cut.alias("_cut")).unnest("_cut"), "")
+        parts.append(more)
+    found = [part for part in parts if part.height] or parts[:1]
+    return (pl.concat(found).sort("line") if len(found) > 1 else found[0]), rows
+
+
+@functools.cache
+def _number_end(marker: str) -> re.Pattern[str]:
+    return re.compile(re.escape(marker) + r"([0-9]{1,18})\Z")
+
+
+def _usual_digits(rows: pl.DataFrame, marker: str) -> int | None:
+    """The most common number of digits after `marker` at the end of the first rows."""
+    end = _number_end(marker)
+    lengths = Counter(len(m[1]) for text in rows["text"].head(64).to_list() if (m := end.search(text)))
+    return lengths.most_common(1)[0][0] if lengths else None
+
+
+def _digits(text: pl.Expr) -> pl.Expr:
+    """Decimal digits (no sign, no blank) as an Int64; null for anything else, or beyond an Int64."""
+    return pl.when(~text.str.starts_with("+")).then(text.cast(pl.UInt64, strict=False).cast(pl.Int64, strict=False))
+
+
+def _message_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
+    """Canonical message keys (each followed by `suffix`) with their fields.
 
     The shape fixes the layout: the oper runs from the first ` oper='` to the next quote, and
     `' flag=` is followed by exactly `<flag> thrd=<n> seq=<n>` (an oper may hold ` thrd=` itself).
+    ASCII only: the offsets of `str.find` are in bytes, those of `str.slice` in characters.
     """
-    key = pl.col("_key")
+    key = pl.col("_bare")
     oper_at = key.str.find(" oper='", literal=True) + 7
     flag_at = key.str.find("' flag=", literal=True)
     numbers = key.str.slice(flag_at + 7).str.split(" ")
-    return keys.filter(key.str.contains(MESSAGE_KEY_SHAPE)).with_columns(
-        kind=key.str.strip_prefix("... ").str.slice(0, 8).replace_strict(_KIND_BY_START, return_dtype=pl.String),
-        oper=key.str.slice(oper_at, flag_at - oper_at),
-        thread=_int(numbers.list.get(1).str.strip_prefix("thrd=")),
-        seq=_int(numbers.list.get(2).str.strip_prefix("seq=")),
+    return (
+        keys.filter(pl.col("_key").str.ends_with(suffix))
+        .with_columns(_bare=pl.col("_key").str.strip_suffix(suffix))
+        .filter(key.str.contains(MESSAGE_KEY_SHAPE) & _ascii(key))
+        .with_columns(
+            kind=key.str.strip_prefix("... ").str.slice(0, 8).replace_strict(_KIND_BY_START, return_dtype=pl.String),
+            oper=key.str.slice(oper_at, flag_at - oper_at),
+            thread=_int(numbers.list.get(1).str.strip_prefix("thrd=")),
+            seq=_int(numbers.list.get(2).str.strip_prefix("seq=")),
+        )
+        .drop("_bare")
     )
 
 
@@ -312,10 +375,18 @@ def _local(digits: int, form: str) -> pl.Expr:
 
 
 def _fast_stamps(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """krs stamps and bare ADR lines of both generations; session lines go to the grammar."""
+    """krs stamps and bare ADR lines of both generations; session lines go to the grammar.
+
+    A file prints one precision: the krs stamps with that of the first ones of the chunk are
+    taken by a shape with exactly that many fraction digits, at fixed offsets; the others (another
+    precision) by a shape that lets the fraction run to the blank after it.
+    """
     text = pl.col("text")
     fraction = text.str.slice(_FRACTION_AT, 10).str.find(" ", literal=True)  # the shape puts a blank after it
-    krs, rest = _take(rows, KRS_SHAPE, fraction, _krs)
+    usual = _krs_precision(rows)
+    krs, rest = _take(rows, _krs_shape(usual), usual, _krs) if usual else (_krs(rows.clear(), 0), rows)
+    other, rest = _take(rest, KRS_SHAPE, fraction, _krs)
+    krs = pl.concat([krs, other]).sort("line") if other.height else krs
     krs, bad_krs = _keep(_per_distinct(krs, "_src", _sources), ["local", "src_line"], KRS)
     adr_local, rest = _take(rest, ADR_LOCAL_SHAPE, text.str.len_bytes() - _FRACTION_AT, _adr_local)
     adr_iso, rest = _take(rest, ADR_ISO_SHAPE, text.str.slice(_FRACTION_AT, 10).str.find("[+-]"), _adr_iso)
@@ -323,25 +394,51 @@ def _fast_stamps(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.Dat
     return krs, adr, pl.concat([rest, bad_krs, bad_adr])
 
 
+def _krs_shape(digits: int) -> str:
+    """The start of KRS_SHAPE up to the blank after exactly `digits` fraction digits.
+
+    The source after it repeats from line to line: `_sources` checks it once per distinct value
+    (a line whose source fails goes to the grammar), so the regex stops after 31 characters or so.
+    """
+    return rf"^\*\*\* {_DATE_TIME}\.[0-9]{{{digits}}} "
+
+
+#: what a krs stamp looks like up to its fraction, to guess the precision of a chunk's stamps
+_KRS_START = re.compile(r"\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.([0-9]{1,9}) ")
+
+
+def _krs_precision(rows: pl.DataFrame) -> int | None:
+    """The most common fraction length of the krs stamps among the first rows (a guess: the shape checks it)."""
+    lengths = Counter(len(m[1]) for text in rows["text"].head(64).to_list() if (m := _KRS_START.match(text)))
+    return lengths.most_common(1)[0][0] if lengths else None
+
+
 def _take(
-    rows: pl.DataFrame, shape: str, fraction: pl.Expr, build: Callable[[pl.DataFrame, int], pl.DataFrame]
+    rows: pl.DataFrame, shape: str, fraction: pl.Expr | int, build: Callable[[pl.DataFrame, int], pl.DataFrame]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(the rows of a stamp shape, built per fraction length; the other rows)."""
     if rows.is_empty():  # small files have few stamps of each kind: skip the polars calls
         return build(rows, 0), rows
-    ok = pl.col("text").str.contains(shape)
+    ok = rows.select(pl.col("text").str.contains(shape)).to_series()  # once: a filter on an expression runs it
+    if not ok.any():  # the rarer shapes, on the few rows the usual one leaves
+        return build(rows.clear(), 0), rows
     return _per_fraction(rows.filter(ok), fraction, build), rows.filter(~ok)
 
 
 def _per_fraction(
-    rows: pl.DataFrame, length: pl.Expr, build: Callable[[pl.DataFrame, int], pl.DataFrame]
+    rows: pl.DataFrame, length: pl.Expr | int, build: Callable[[pl.DataFrame, int], pl.DataFrame]
 ) -> pl.DataFrame:
-    """`build(part, n)` for the rows of each fraction length n, in line order.
+    """`build(part, n)` for the rows of each fraction length n (or of the one given), in line order.
 
     A file prints one stamp precision, so there is one part in practice; with the length a
     constant, polars slices at fixed offsets, several times cheaper than at per-row offsets.
     """
-    parts = rows.with_columns(_n=length).partition_by("_n", as_dict=True, include_key=False)
+    if isinstance(length, int):
+        return build(rows, length)
+    lengths = rows.select(length).to_series()
+    if lengths.n_unique() == 1:  # one precision: no partition (a copy)
+        return build(rows, int(lengths[0]))
+    parts = rows.with_columns(_n=lengths).partition_by("_n", as_dict=True, include_key=False)
     built = [build(part, n) for (n,), part in parts.items()]
     if len(built) == 1:
         return built[0]
@@ -376,7 +473,10 @@ def _adr_iso(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
 
 
 def _sources(sources: pl.DataFrame) -> pl.DataFrame:
-    """krs source locations, `[file.c:line]` (19c+) or `line file.c` (<= 12.1), as file and line."""
+    """krs source locations, `[file.c:line]` (19c+) or `line file.c` (<= 12.1), as file and line.
+
+    Only sources of the canonical shape: the others get no line, and their rows go to the grammar.
+    """
     src = pl.col("_src")
     bracket = src.str.starts_with("[")
     parts = (
@@ -384,42 +484,58 @@ def _sources(sources: pl.DataFrame) -> pl.DataFrame:
         .then(src.str.strip_prefix("[").str.strip_suffix("]").str.split(":"))
         .otherwise(src.str.split(" "))
     )
-    return sources.with_columns(
+    return sources.filter(src.str.contains(KRS_SOURCE_SHAPE)).with_columns(
         src_file=pl.when(bracket).then(parts.list.first()).otherwise(parts.list.last()),
         src_line=_int(pl.when(bracket).then(parts.list.last()).otherwise(parts.list.first())),
     )
 
 
 def _fast_waits(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Canonical 10046 WAIT lines (either `ela=` spacing); cursor and event per distinct start."""
+    """Canonical 10046 WAIT lines (either `ela=` spacing).
+
+    A WAIT line is `<key> tim=<n>`: the key (cursor, event, elapsed time, parameters) repeats
+    far more than the line does, so it is checked and parsed once per distinct value; only
+    `tim` is taken per row, from the end of the line (see `_by_number_end`).
+    """
     if rows.is_empty():
         return empty(WAITS), rows
-    text = pl.col("text")
-    tail = text.str.tail(24)  # ` tim=` and at most 19 digits (an int64); a short slice is cheap
-    ok = text.str.contains(WAIT_SHAPE)
-    good, rest = rows.filter(ok), rows.filter(~ok)
-    out = good.with_columns(
-        _head=text.str.slice(0, text.str.find("' ela=", literal=True)),
-        ela_us=_int(text.str.extract(r"' ela= ?([0-9]+) ", 1)),
-        tim=_int(tail.str.slice(tail.str.find(" tim=", literal=True) + 5)),
+    return _by_number_end(rows, " tim=", _waits)
+
+
+def _waits(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
+    return _keep(out.with_columns(tim=_digits(pl.col("_number"))), ["cursor", "ela_us", "tim"], WAITS)
+
+
+def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
+    """Canonical WAIT keys (a line less its ` tim=<n>`, followed by `suffix`) with cursor, event and elapsed time.
+
+    No parameter may be named `tim` (the grammar ends the parameters there): a key holding
+    ` tim=` goes to the grammar.
+    """
+    key = pl.col("_bare")
+    name_at = key.str.find(": nam='", literal=True)
+    ela_at = key.str.find("' ela=", literal=True)  # the event holds no quote: this is its end
+    ok = key.str.contains(WAIT_KEY_SHAPE) & ~key.str.contains(" tim=", literal=True) & _ascii(key)
+    return (
+        keys.filter(pl.col("_key").str.ends_with(suffix))
+        .with_columns(_bare=pl.col("_key").str.strip_suffix(suffix))
+        .filter(ok)
+        .with_columns(
+            cursor=_int(key.str.slice(6, name_at - 6)),
+            event=key.str.slice(name_at + 7, ela_at - name_at - 7),
+            ela_us=_int(key.str.slice(ela_at + 6).str.strip_prefix(" ").str.splitn(" ", 2).struct.field("field_0")),
+        )
+        .drop("_bare")
     )
-    out, bad = _keep(_per_distinct(out, "_head", _wait_heads), ["cursor", "ela_us", "tim"], WAITS)
-    return out, pl.concat([rest, bad])
-
-
-def _wait_heads(heads: pl.DataFrame) -> pl.DataFrame:
-    """`WAIT #<cursor>: nam='<event>` as cursor and event."""
-    head = pl.col("_head")
-    name_at = head.str.find(": nam='", literal=True)
-    return heads.with_columns(cursor=_int(head.str.slice(6, name_at - 6)), event=head.str.slice(name_at + 7))
 
 
 def _fast_log_writes(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """LGWR long-write warnings (one per slow write: thousands in a bad hour); other LGWR lines go to lark."""
     if rows.is_empty():
         return empty(LGWR), rows
-    text = pl.col("text")
-    ok = text.str.contains(LOG_WRITE_SHAPE)
+    text, ok = pl.col("text"), pl.col("_ok")
+    rows = rows.with_columns(_ok=text.str.contains(LOG_WRITE_SHAPE))
     size_at = text.str.find("ms, size ", literal=True)
     out = rows.filter(ok).with_columns(
         kind=pl.lit("log_write"),
@@ -428,7 +544,7 @@ def _fast_log_writes(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         detail=pl.lit(None, pl.String),
     )
     out, bad = _keep(out, ["elapsed_ms", "size_kb"], LGWR)
-    return out, pl.concat([rows.filter(~ok), bad])
+    return out, pl.concat([rows.filter(~ok).select("line", "text"), bad])
 
 
 # ---------------------------------------------------------------------------- grammar path

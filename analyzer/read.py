@@ -7,7 +7,6 @@ the way are counted in `ReadStats` so the coverage report can show them.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -15,7 +14,6 @@ from typing import BinaryIO
 import polars as pl
 
 from analyzer.errors import AnalyzerError
-from analyzer.schemas import LINES
 
 CHUNK_BYTES = 16 * 1024 * 1024
 #: bytes asked of the stream at a time (what a broken stream can lose)
@@ -129,34 +127,38 @@ def _to_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
         stats.crlf_lines += data.count(b"\r\n")
     if b"\x00" in data:
         stats.nul_bytes += data.count(b"\x00")
-    text = _decode(data)
+    all_ascii = data.isascii()  # no bad bytes then, and the strict UTF-8 reader is faster than the lossy one
+    text = _decode(data, all_ascii=all_ascii)
     first = stats.lines + 1
     stats.lines += text.height
-    frame = text.with_columns(line=pl.int_range(first, first + text.height, dtype=pl.Int64))
+    frame = text.select(line=pl.int_range(first, first + text.height, dtype=pl.Int64), text=pl.col("text"))
     long = frame["text"].str.len_bytes() > MAX_LINE_CHARS
     if long.any():
         stats.cut_lines += int(long.sum())
         frame = frame.with_columns(pl.col("text").str.slice(0, MAX_LINE_CHARS))
-    if data.isascii():
-        return frame.select(LINES.names())
+    if all_ascii:
+        return frame
     bad = frame.filter(pl.col("text").str.contains(REPLACEMENT, literal=True))
     if bad.height:
         stats.lines_with_bad_bytes += bad.height
         stats.bad_lines.extend(bad["line"].head(100 - len(stats.bad_lines)).to_list())
-    return frame.select(LINES.names())
+    return frame
 
 
-def _decode(data: bytes) -> pl.DataFrame:
-    """Split a newline-terminated block into lines (lossy UTF-8), keeping empty lines."""
+def _decode(data: bytes, *, all_ascii: bool = False) -> pl.DataFrame:
+    """Split a newline-terminated block into lines (lossy UTF-8), keeping empty lines.
+
+    `all_ascii` says the block is all ASCII: valid UTF-8, read without the lossy decoder.
+    """
     if b"\x1f" not in data:
         try:
             return pl.read_csv(
-                io.BytesIO(data),
+                data,  # bytes as they are: a BytesIO wrapper costs a copy
                 separator="\x1f",
                 quote_char=None,
                 has_header=False,
                 schema={"text": pl.String},
-                encoding="utf8-lossy",
+                encoding="utf8" if all_ascii else "utf8-lossy",
                 empty_string_is_null=False,  # an empty line is "", without a fill_null pass
             )
         except pl.exceptions.PolarsError:  # pragma: no cover - the slow path below is exact

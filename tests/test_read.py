@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from analyzer.api import Options, analyze
 from analyzer.parse import merge, parse_chunk
-from analyzer.read import MAX_LINE_CHARS, ReadStats, read_lines
+from analyzer.read import MAX_LINE_CHARS, ReadStats, _decode, read_lines
 from analyzer.tables import TimeZones
 from tests.conftest import PAPER
 
@@ -107,3 +107,11 @@ def test_trace_lines_mixed_with_junk(picked: list[bytes], junk: bytes) -> None:
     assert merged.lines == stats.lines
     messages = sum(1 for line in picked if b"msgid=" in line and b"SQLNET" in line)
     assert merged.tables["messages"].height >= 2 * messages - 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=400))
+def test_ascii_blocks_read_strictly_give_the_lossy_reader_s_lines(text: str) -> None:
+    """An all-ASCII block is read by the strict UTF-8 reader (faster): the same lines as the lossy one."""
+    data = text.encode() + b"\n"
+    assert _decode(data, all_ascii=True).equals(_decode(data))
