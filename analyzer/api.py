@@ -25,7 +25,7 @@ from analyzer.read import ReadStats, read_lines
 from analyzer.schemas import EXCHANGES, UNMATCHED, UNPARSED, WARNINGS, WRITES, empty
 from analyzer.sources import Skipped, Source, discover
 from analyzer.spill import IN_MEMORY, INDEX, Spill
-from analyzer.tables import Exchanges, FileTables, TimeZones, tabulate
+from analyzer.tables import NARROW, Exchanges, FileTables, TimeZones, tabulate
 
 
 @dataclass(frozen=True)
@@ -152,15 +152,18 @@ class Side:
         schema = {"thread": pl.Int64, "seq": pl.Int64, "len": pl.UInt32, "store": pl.UInt32, "piece": pl.UInt32}
         return pl.concat(frames).cast(schema) if frames else pl.DataFrame(schema=schema)  # type: ignore[arg-type]
 
-    def load(self, index: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
-        """This side's exchanges of the (thread, seq) in `keys`, from the pieces that hold them."""
+    def load(self, index: pl.DataFrame, keys: pl.DataFrame, *, narrow: bool = False) -> pl.DataFrame:
+        """This side's exchanges of the (thread, seq) in `keys`, from the pieces that hold them
+        (`narrow`: only the columns that find candidates)."""
         wanted = index.join(keys, on=INDEX, how="semi", nulls_equal=True).select("store", "piece").unique()
-        frames = []
+        frames: list[pl.DataFrame] = []
         for i, j in wanted.sort("store", "piece").iter_rows():
             store, offset = self.stores[i]
-            rows = store.load(store.pieces[j], keys).filter(pl.col("client") == self.client)
+            rows = store.load(store.pieces[j], keys, narrow=narrow).filter(pl.col("client") == self.client)
             frames.append(rows.with_columns(stream=pl.col("stream") + offset))
-        return pl.concat(frames) if frames else empty(EXCHANGES)
+        if frames:
+            return pl.concat(frames)
+        return empty(EXCHANGES).select(NARROW) if narrow else empty(EXCHANGES)
 
 
 def _batches(primary: pl.DataFrame, standby: pl.DataFrame) -> list[pl.DataFrame]:
@@ -190,7 +193,10 @@ def _match_in_batches(
     batches = _batches(p_index, s_index)
     typical = None
     if len(batches) > 1:
-        gap_rows = [gaps(primary.load(p_index, keys), standby.load(s_index, keys), hosts) for keys in batches]
+        gap_rows = [
+            gaps(primary.load(p_index, keys, narrow=True), standby.load(s_index, keys, narrow=True), hosts)
+            for keys in batches
+        ]
         typical = typical_gaps(pl.concat(gap_rows))
     parts, unmatched, counts = [], [], (0, 0)
     for keys in batches:
@@ -235,7 +241,10 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
         spill = Spill(Path(directory))
         # polars releases the GIL, so files are read and parsed in parallel threads (both cores)
         with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
-            futures = [pool.submit(read_file, source, options.zones, spill) for source in sources]
+            # the biggest first, so that the threads finish together (results keep the input order)
+            order = sorted(sources, key=lambda s: -(s.stored_bytes or 0))
+            submitted = {id(source): pool.submit(read_file, source, options.zones, spill) for source in order}
+            futures = [submitted[id(source)] for source in sources]
             files: list[FileResult] = []
             for source, future in zip(sources, futures, strict=True):
                 if progress:

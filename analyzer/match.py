@@ -127,7 +127,8 @@ def _renamed(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str]
         primary.drop(*STANDBY_ONLY, "client", strict=False)
         .with_columns(p_host=host_of)
         .rename(
-            {
+            strict=False,
+            mapping={
                 "file": "primary_file",
                 "a_line": "send_line",
                 "b_line": "ack_line",
@@ -136,14 +137,15 @@ def _renamed(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str]
                 "a_res_us": "res1_us",
                 "b_res_us": "res4_us",
                 "stream": "primary_stream",
-            }
+            },
         )
     )
     s = (
         standby.drop("client", strict=False)
         .with_columns(s_host=host_of)
         .rename(
-            {
+            strict=False,
+            mapping={
                 "file": "standby_file",
                 "a_line": "recv_line",
                 "b_line": "done_line",
@@ -152,7 +154,7 @@ def _renamed(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str]
                 "a_res_us": "res2_us",
                 "b_res_us": "res3_us",
                 "stream": "standby_stream",
-            }
+            },
         )
     )
     return p, s

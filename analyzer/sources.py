@@ -62,6 +62,8 @@ class Source:
     opener: Callable[[], BinaryIO] = field(compare=False, repr=False)
     #: False for a pipe or device named on the command line: it can be opened only once
     rereadable: bool = field(default=True, compare=False)
+    #: bytes as stored (compressed, for a compressed member), when known: big files are read first
+    stored_bytes: int | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -229,7 +231,8 @@ def _expand(member: Member, depth: int, session: Session, *, rereadable: bool = 
     meters = [Meter(session, member.label) for _ in suffixes]
     stream = partial(_open_stages, member, suffixes, meters)
     if kind == "trace":
-        yield Source(member.label, partial(_public_stream, stream), rereadable)
+        stored = member.region.length if member.region else None
+        yield Source(member.label, partial(_public_stream, stream), rereadable, stored)
     else:
         yield from _list_archive(kind, member, stream, bool(suffixes), depth, session)
 

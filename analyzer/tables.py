@@ -57,6 +57,8 @@ SERVER_KINDS = ("server_recv", "server_done")
 HEAD_WAITS = 10_000
 #: at most this many waits are carried for a write left open at the end of a chunk
 CARRY_WAITS = 100_000
+#: the exchange columns that find match candidates (`Exchanges.load(narrow=True)`)
+NARROW = ["file", "stream", "thread", "seq", "msgid", "oper", "client", "a_at"]
 #: a file's ISO ADR lines: where its UTC offset changes
 ZONE_LINES = pl.Schema({"zone_line": pl.Int64(), "utc_offset_min": pl.Int32()})
 
@@ -97,18 +99,26 @@ class Exchanges:
         """How many exchanges."""
         return sum(piece.rows for piece in self.pieces)
 
-    def load(self, piece: Piece, keys: pl.DataFrame | None = None) -> pl.DataFrame:
-        """One piece as EXCHANGES rows, only those of the (thread, seq) in `keys` when given."""
+    def load(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
+        """One piece as EXCHANGES rows, only those of the (thread, seq) in `keys` when given;
+        `narrow`: only the columns that find candidates (NARROW), the rest left unconverted."""
         raw = piece.load()
         if keys is not None:
             raw = raw.join(keys, on=INDEX, how="semi", nulls_equal=True)
         if self.finished:
-            return raw
+            return raw.select(NARROW) if narrow else raw
         if not raw.height:
-            return empty(EXCHANGES)
-        times = {"a_at": ("a_local", "a_zkey"), "b_at": ("b_local", "b_zkey")}
-        out = wait_columns(utc_columns(raw, times, self.zones, self.fallback_min), self.tim.factor, self.tim.offset_us)
-        return out.with_columns(file=pl.lit(self.label, CAT)).select(EXCHANGES.names()).cast(EXCHANGES)
+            return empty(EXCHANGES).select(NARROW) if narrow else empty(EXCHANGES)
+        times = (
+            {"a_at": ("a_local", "a_zkey")}
+            if narrow
+            else {"a_at": ("a_local", "a_zkey"), "b_at": ("b_local", "b_zkey")}
+        )
+        out = utc_columns(raw, times, self.zones, self.fallback_min).with_columns(file=pl.lit(self.label, CAT))
+        if narrow:
+            return out.select(NARROW).cast({c: EXCHANGES[c] for c in NARROW})
+        out = wait_columns(out, self.tim.factor, self.tim.offset_us)
+        return out.select(EXCHANGES.names()).cast(EXCHANGES)
 
     def collect(self) -> pl.DataFrame:
         """All the exchanges (schema EXCHANGES)."""
