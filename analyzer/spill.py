@@ -29,12 +29,12 @@ class Piece:
     keys: pl.DataFrame
     rows: int
 
-    def load(self) -> pl.DataFrame:
-        """The piece's rows."""
+    def load(self, columns: list[str] | None = None) -> pl.DataFrame:
+        """The piece's rows (only these columns when given)."""
         if self.frame is not None:
-            return self.frame
+            return self.frame if columns is None else self.frame.select(columns)
         assert self.path is not None
-        return pl.read_ipc(self.path)
+        return pl.read_ipc(self.path, columns=columns)
 
 
 class Spill:

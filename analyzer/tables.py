@@ -102,8 +102,11 @@ class Exchanges:
     def load(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
         """One piece as EXCHANGES rows, only those of the (thread, seq) in `keys` when given;
         `narrow`: only the columns that find candidates (NARROW), the rest left unconverted."""
-        raw = piece.load()
-        if keys is not None:
+        if narrow and not self.finished:  # what NARROW is made of, as the chunks left it
+            raw = piece.load(["stream", "thread", "seq", "msgid", "oper", "client", "a_local", "a_zkey"])
+        else:
+            raw = piece.load()
+        if keys is not None and not _within(piece.keys, keys):
             raw = raw.join(keys, on=INDEX, how="semi", nulls_equal=True)
         if self.finished:
             return raw.select(NARROW) if narrow else raw
@@ -183,6 +186,11 @@ def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
         .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
         .otherwise(pl.col("problem"))
     ).drop("prev_msg", "next_msg", "_far")
+
+
+def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
+    """Every (thread, seq) a piece holds is among `keys` (then no row needs to be filtered out)."""
+    return held.join(keys, on=INDEX, how="anti", nulls_equal=True).height == 0
 
 
 def zone_lines(adr: pl.DataFrame) -> pl.DataFrame:
