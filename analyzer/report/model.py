@@ -44,7 +44,7 @@ def _iso(value: object) -> str | None:
 def notes(a: api.Analysis) -> list[str]:
     """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
     out = inventory.findings(a)
-    warned = a.writes["warning"].drop_nulls()
+    warned = a.writes["warning"].drop_nulls().cast(pl.String)
     if len(warned):
         small = int(warned.str.contains("within timestamp resolution", literal=True).sum())
         out.append(
