@@ -197,7 +197,12 @@ def analyze_command(
 
 def _render_to_file(render: Renderer, result: Analysis, top: int, output: Path) -> None:
     """Render into a temporary file next to `output`, renamed over it once complete: the report
-    streams to disk (no copy in memory) and a failed render leaves no partial report behind."""
+    streams to disk (no copy in memory) and a failed render leaves no partial report behind.
+    A device or a pipe (`/dev/null`, `/dev/stdout`) is written to directly."""
+    if output.exists() and not output.is_file():
+        with output.open("w", encoding="utf-8") as out:
+            render(result, out, top)
+        return
     part = output.with_name(f".{output.name}.part")
     try:
         with part.open("w", encoding="utf-8") as out:

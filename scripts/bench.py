@@ -3,10 +3,11 @@
     python scripts/bench.py [--size 1GB] [--format-version 19c] [--runs 3] [--corpus DIR] [--scaling]
 
 Builds (or reuses) a corpus with `dgtrace simulate`, then times, alternating, `grep -c msgid=`
-over its trace files and `dgtrace analyze --format json > /dev/null`, and prints medians, MB/s,
-the ratio dgtrace/grep and dgtrace's peak RSS. Machines here are shared and noisy: only the
-ratio measured in one run means anything. `--scaling` also analyses half of the corpus and
-reports the exponent k of time ~ size^k and the peak RSS of both.
+over its trace files and `dgtrace analyze --format json` (its output drained through a pipe),
+and prints medians, MB/s, the ratio dgtrace/grep and dgtrace's peak RSS. Machines here are
+shared and noisy: only the ratio measured in one run means anything. `--scaling` also builds a
+corpus of half the size (same scenario) and reports the exponents k of time ~ size^k and of
+peak RSS ~ size^k (1 is linear growth; memory should stay well under it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from analyzer.units import parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
 DGTRACE = [sys.executable, "-m", "analyzer"]
@@ -91,9 +94,9 @@ def measure(files: list[Path], runs: int) -> dict[str, object]:
     }
 
 
-def half(files: list[Path]) -> list[Path]:
-    """Every other file of each kind: about half the bytes of the corpus."""
-    return files[::2] if len(files) > 1 else files
+def exponent(big: float, small: float, big_mb: float, small_mb: float) -> float:
+    """k in value ~ size^k from two measurements."""
+    return round(math.log(big / small) / math.log(big_mb / small_mb), 2)
 
 
 def main() -> None:
@@ -109,13 +112,18 @@ def main() -> None:
     files = build_corpus(corpus, args.size, args.format_version)
     result = {"corpus": str(corpus), **measure(files, args.runs)}
     if args.scaling:
-        small = measure(half(files), args.runs)
-        k = math.log(result["dgtrace_s"] / small["dgtrace_s"]) / math.log(result["input_mb"] / small["input_mb"])  # type: ignore[operator]
+        half_size = f"{parse_size(args.size) // 2}"
+        half_corpus = corpus.parent / f"{corpus.name}-half"
+        small = measure(build_corpus(half_corpus, half_size, args.format_version), args.runs)
+        sizes = (result["input_mb"], small["input_mb"])
         result["scaling"] = {
+            "half_corpus": str(half_corpus),
             "half_input_mb": small["input_mb"],
+            "half_grep_s": small["grep_s"],
             "half_dgtrace_s": small["dgtrace_s"],
             "half_peak_rss_mb": small["dgtrace_peak_rss_mb"],
-            "time_exponent": round(k, 2),
+            "time_exponent": exponent(result["dgtrace_s"], small["dgtrace_s"], *sizes),  # type: ignore[arg-type]
+            "rss_exponent": exponent(result["dgtrace_peak_rss_mb"], small["dgtrace_peak_rss_mb"], *sizes),  # type: ignore[arg-type]
         }
     for key, value in result.items():
         print(f"{key:28s} {value}")

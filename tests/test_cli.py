@@ -122,6 +122,13 @@ def test_failed_render_keeps_the_previous_report(tmp_path: Path, monkeypatch: py
     assert sorted(tmp_path.iterdir()) == [target]
 
 
+def test_output_to_a_device_is_written_directly() -> None:
+    """`--output /dev/null` writes to the device (no temporary file next to it)."""
+    result = invoke(["analyze", PAPER, "--format", "json", "--output", "/dev/null"])
+    assert (result.stdout, result.stderr) == ("", "")
+    assert not Path("/dev/.null.part").exists()
+
+
 def test_missing_path_is_a_usage_error() -> None:
     result = invoke(["analyze", "no/such/dir"], code=ExitCode.USAGE)
     assert "no/such/dir: no such file or directory" in result.stderr
