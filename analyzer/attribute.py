@@ -218,17 +218,17 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
 def _near_warnings(writes: pl.DataFrame, warn: pl.DataFrame) -> pl.DataFrame:
     """The writes whose [sent_at, end] meets some warning's [_from, _to]: a write sent at t meets
     one when, among the warnings with `_to` >= t, the earliest `_from` is at most its end. One
-    as-of pass over the writes in send order instead of joining millions of writes with every
-    warning."""
-    end = pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64))
-    sends = writes.select("sent_at", _end=end, _row=pl.int_range(pl.len(), dtype=pl.UInt32)).drop_nulls()
-    if not sends["sent_at"].is_sorted():  # the analysis gives them in send order: no copy then
-        sends = sends.sort("sent_at")
+    as-of pass over the writes in send order (their order in the analysis: no sort, no copy)
+    instead of joining millions of writes with every warning."""
+    if not writes["sent_at"].is_sorted() or writes["sent_at"].null_count():
+        return _near_warnings(writes.filter(pl.col("sent_at").is_not_null()).sort("sent_at"), warn)
     reach = (  # windows by end, each with the earliest start among it and those ending later
         warn.select("_to", _first=pl.col("_from"))
         .drop_nulls()
         .sort("_to")
         .with_columns(pl.col("_first").cum_min(reverse=True))
     )
-    found = sends.set_sorted("sent_at").join_asof(reach, left_on="sent_at", right_on="_to", strategy="forward")
-    return writes[found.filter(pl.col("_first") <= pl.col("_end"))["_row"].sort()]
+    end = pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64))
+    sends = writes.select("sent_at", _end=end).set_sorted("sent_at")
+    found = sends.join_asof(reach, left_on="sent_at", right_on="_to", strategy="forward")
+    return writes.filter((found["_first"] <= found["_end"]).fill_null(False))

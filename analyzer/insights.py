@@ -74,14 +74,15 @@ class SwitchAnalysis:
     finding: str
 
 
-def _latency_row(name: str, part: pl.DataFrame) -> dict[str, Any]:
+def _latency_row(name: str, part: pl.LazyFrame) -> dict[str, Any]:
+    """Latency of some writes (lazy: each statistic reads only its own column)."""
     stats = {row["component"]: row for row in component_stats(part).iter_rows(named=True)}
-    slow = int(part["slow"].sum())
+    count, slow = (int(v) for v in part.select(pl.len(), pl.col("slow").sum()).collect().row(0))
     return {
         "writes": name,
-        "count": part.height,
+        "count": count,
         "slow": slow,
-        "slow_rate": slow / part.height if part.height else None,
+        "slow_rate": slow / count if count else None,
         "p50_ms": stats["total"]["p50"],
         "p99_ms": stats["total"]["p99"],
         "max_ms": stats["total"]["max"],
@@ -129,16 +130,18 @@ def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S
     flagged = flag_near_switch(writes.select("thread", "sent_at", "slow", *STAT_COLUMNS), switches, window_s)
     near_flag = pl.col("switch_at").is_not_null()
     per_switch = (
-        flagged.filter(near_flag)
+        flagged.lazy()
+        .filter(near_flag)
         .group_by("thread", "switch_at")
         .agg(
             writes_near=pl.len().cast(pl.Int64),
             slow_near=pl.col("slow").sum().cast(pl.Int64),
             max_total_ms=pl.col("total_ms").max(),
         )
+        .collect()
     )
-    near = _latency_row("near a log switch", flagged.filter(near_flag))
-    rest = _latency_row("elsewhere", flagged.filter(~near_flag))
+    near = _latency_row("near a log switch", flagged.lazy().filter(near_flag))
+    rest = _latency_row("elsewhere", flagged.lazy().filter(~near_flag))
     clustered = _is_cluster(near, rest)
     return SwitchAnalysis(
         window_s=window_s,

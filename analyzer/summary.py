@@ -31,7 +31,7 @@ def matched_only(writes: pl.DataFrame, *columns: str) -> pl.DataFrame:
     return chosen if chosen["matched"].all() else chosen.filter(pl.col("matched"))
 
 
-def component_stats(writes: pl.DataFrame) -> pl.DataFrame:
+def component_stats(writes: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """count, mean, p50, p90, p99, max for each component (nearest-rank percentiles)."""
     rows = []
     for name in STAT_COLUMNS:
@@ -45,7 +45,9 @@ def component_stats(writes: pl.DataFrame) -> pl.DataFrame:
             p99=col.quantile(0.99, "nearest"),
             max=col.max(),
         )
-        rows.append(row.cast(STATS_SCHEMA))
+        # a LazyFrame reads one column at a time; a DataFrame is summed eagerly (the means' last digit
+        # depends on the order of summation, and the report's means come from DataFrames)
+        rows.append((row.collect() if isinstance(row, pl.LazyFrame) else row).cast(STATS_SCHEMA))
     return pl.concat(rows)
 
 
