@@ -188,14 +188,11 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
             _to=pl.col("at") + slack,
         )
     )
-    near = _near_warnings(writes, warn)
-    remote = near.select(
-        "sent_at",
-        "total_ms",
-        "thread",
-        "primary_host",
-        _end=pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64)),
-        _row=pl.int_range(pl.len(), dtype=pl.UInt32),
+    rows = _near_warnings(writes, warn)
+    remote = writes.select(
+        pl.col("sent_at", "total_ms", "thread", "primary_host").gather(rows),
+        _end=(pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64))).gather(rows),
+        _row=pl.lit(rows),
     )
     bounds = warn.select("_w", "_from", "_to", "wthread", "host")
     cand = bounds.join_where(remote, pl.col("sent_at") <= pl.col("_to"), pl.col("_end") >= pl.col("_from"))
@@ -207,7 +204,7 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
         .group_by("_w", maintain_order=True)
         .agg(writes=pl.len().cast(pl.Int64), _row=pl.col("_row").first())
     )
-    details = near.select(
+    details = writes.select(
         "msgid", "network_ms", "rfs_io_ms", "rfs_other_ms", "verdict", remote_total_ms="total_ms"
     ).select(pl.all().gather(slowest["_row"]))
     best = pl.concat([slowest.drop("_row"), details], how="horizontal")
@@ -215,20 +212,20 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
     return tied.rename({"wthread": "thread"}).select(WARNINGS.names()).cast(WARNINGS).sort("at", "file", "line")
 
 
-def _near_warnings(writes: pl.DataFrame, warn: pl.DataFrame) -> pl.DataFrame:
-    """The writes whose [sent_at, end] meets some warning's [_from, _to]: a write sent at t meets
-    one when, among the warnings with `_to` >= t, the earliest `_from` is at most its end. One
-    as-of pass over the writes in send order (their order in the analysis: no sort, no copy)
-    instead of joining millions of writes with every warning."""
+def _near_warnings(writes: pl.DataFrame, warn: pl.DataFrame) -> pl.Series:
+    """Row numbers of the writes whose [sent_at, end] meets some warning's [_from, _to], in send
+    order: a write sent at t meets one when, among the warnings with `_to` >= t, the earliest
+    `_from` is at most its end. One as-of pass over the writes in send order (their order in the
+    analysis: no sort, no copy) instead of joining millions of writes with every warning."""
+    end = pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64))
+    sends = writes.select("sent_at", _end=end, _row=pl.int_range(pl.len(), dtype=pl.UInt32))
     if not writes["sent_at"].is_sorted() or writes["sent_at"].null_count():
-        return _near_warnings(writes.filter(pl.col("sent_at").is_not_null()).sort("sent_at"), warn)
+        sends = sends.drop_nulls("sent_at").sort("sent_at")
     reach = (  # windows by end, each with the earliest start among it and those ending later
         warn.select("_to", _first=pl.col("_from"))
         .drop_nulls()
         .sort("_to")
         .with_columns(pl.col("_first").cum_min(reverse=True))
     )
-    end = pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64))
-    sends = writes.select("sent_at", _end=end).set_sorted("sent_at")
-    found = sends.join_asof(reach, left_on="sent_at", right_on="_to", strategy="forward")
-    return writes.filter((found["_first"] <= found["_end"]).fill_null(False))
+    found = sends.set_sorted("sent_at").join_asof(reach, left_on="sent_at", right_on="_to", strategy="forward")
+    return found.filter(pl.col("_first") <= pl.col("_end"))["_row"]

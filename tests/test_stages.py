@@ -377,4 +377,4 @@ def test_writes_near_warnings_include_those_under_an_earlier_longer_warning() ->
     writes = pl.DataFrame(
         {"sent_at": [at(5), at(11), at(0.5), at(20)], "total_ms": [100.0, 5.0, 1.0, None], "msgid": [1, 2, 3, 4]}
     )
-    assert _near_warnings(writes, warn)["msgid"].to_list() == [3, 1]  # in send order
+    assert writes[_near_warnings(writes, warn)]["msgid"].to_list() == [3, 1]  # in send order
