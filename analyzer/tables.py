@@ -134,7 +134,8 @@ class FileTables:
     """A file after the tables stage."""
 
     info: FileInfo
-    #: writes paired inside the file (`Exchanges.collect()` gives them with schema EXCHANGES)
+    #: writes paired inside the file (`Exchanges.collect()` gives them with schema EXCHANGES;
+    #: pieces spilled by `analyzer.api.analyze` are gone once it returns)
     exchanges: Exchanges
     #: messages whose partner may be in another segment of the process (schema LOOSE)
     loose: pl.DataFrame

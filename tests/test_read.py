@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from analyzer.api import Options, analyze
 from analyzer.parse import merge, parse_chunk
 from analyzer.read import MAX_LINE_CHARS, ReadStats, _decode, read_lines
+from analyzer.schemas import LINES
 from analyzer.tables import TimeZones
 from tests.conftest import PAPER
 
@@ -22,6 +23,7 @@ PAPER_LINES = (PAPER / "stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_88
 def _read(data: bytes, chunk: int = 1 << 20) -> tuple[list[tuple[int, str]], ReadStats]:
     stats = ReadStats()
     frames = list(read_lines(io.BytesIO(data), stats, chunk_bytes=chunk))
+    assert all(frame.schema == LINES for frame in frames)  # the read -> parse interface
     rows = pl.concat(frames).rows() if frames else []
     return rows, stats
 
@@ -91,6 +93,7 @@ def test_random_bytes_are_read_and_every_line_accounted_for(data: bytes, chunk: 
     parts = []
     in_header = False
     for lines in read_lines(io.BytesIO(data), stats, chunk_bytes=chunk):
+        assert lines.schema == LINES
         part, in_header = parse_chunk(lines, in_header)
         parts.append(part)
     merged = merge(parts)
