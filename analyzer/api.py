@@ -17,12 +17,12 @@ import polars as pl
 
 from analyzer import parse
 from analyzer.archives import Limits
-from analyzer.attribute import DEFAULT_THRESHOLD_MS, attribute, tie_warnings, wait_columns, wait_sums
+from analyzer.attribute import ATTRIBUTED, DEFAULT_THRESHOLD_MS, attribute, tie_warnings, wait_columns, wait_sums
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, ExitCode, NoInputError
 from analyzer.match import DEFAULT_WINDOW_S, gaps, lonely_reason, match, pair_events, typical_gaps
 from analyzer.read import ReadStats, read_lines
-from analyzer.schemas import EXCHANGES, UNMATCHED, UNPARSED, WARNINGS, WRITES, empty
+from analyzer.schemas import EXCHANGES, UNMATCHED, UNPARSED, WARNINGS, empty
 from analyzer.sources import Skipped, Source, discover
 from analyzer.spill import IN_MEMORY, INDEX, Spill
 from analyzer.tables import NARROW, Exchanges, FileTables, TimeZones, tabulate
@@ -112,7 +112,7 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     segments = join_segments(files)
     primary, standby = _side(files, "primary", segments), _side(files, "standby", segments)
     parts, unmatched, counts = _match_in_batches(primary, standby, hosts, options)
-    writes = _sorted(_concat(parts), ["sent_at", "thread"]) if parts else empty(WRITES)
+    writes = _sorted(_concat(parts), ["sent_at", "thread"]) if parts else empty(ATTRIBUTED)
     clock = estimate_offsets(writes, options.clock_offsets)
     writes = _in_window(one_way(writes, clock), options, "sent_at")
     warnings = _in_window(tie_warnings(_lgwr(files), writes), options, "at")
@@ -191,20 +191,28 @@ def _match_in_batches(
     """
     p_index, s_index = primary.index(), standby.index()
     batches = _batches(p_index, s_index)
+
+    def load(keys: pl.DataFrame, narrow: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
+        return primary.load(p_index, keys, narrow=narrow), standby.load(s_index, keys, narrow=narrow)
+
     typical = None
-    if len(batches) > 1:
-        gap_rows = [
-            gaps(primary.load(p_index, keys, narrow=True), standby.load(s_index, keys, narrow=True), hosts)
-            for keys in batches
-        ]
-        typical = typical_gaps(pl.concat(gap_rows))
-    parts, unmatched, counts = [], [], (0, 0)
-    for keys in batches:
-        matched = match(primary.load(p_index, keys), standby.load(s_index, keys), hosts, options.window_s, typical)
-        counts = (counts[0] + matched.primary_exchanges, counts[1] + matched.standby_exchanges)
-        unmatched.append(matched.unmatched)
-        if matched.exchanges.height:
-            parts.append(attribute(matched.exchanges, options.threshold_ms))
+    # polars releases the GIL: batches are read back on a second thread while one is matched
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        if len(batches) > 1:
+            narrow = pool.map(lambda keys: gaps(*load(keys, narrow=True), hosts), batches)
+            typical = typical_gaps(pl.concat(list(narrow)))
+        parts, unmatched, counts = [], [], (0, 0)
+        ahead = pool.submit(load, batches[0]) if batches else None
+        for n in range(len(batches)):
+            assert ahead is not None
+            p_rows, s_rows = ahead.result()
+            ahead = pool.submit(load, batches[n + 1]) if n + 1 < len(batches) else None
+            matched = match(p_rows, s_rows, hosts, options.window_s, typical)
+            del p_rows, s_rows
+            counts = (counts[0] + matched.primary_exchanges, counts[1] + matched.standby_exchanges)
+            unmatched.append(matched.unmatched)
+            if matched.exchanges.height:
+                parts.append(attribute(matched.exchanges, options.threshold_ms))
     return parts, pl.concat(unmatched) if unmatched else empty(UNMATCHED), counts
 
 

@@ -12,6 +12,11 @@ import polars as pl
 
 from analyzer.schemas import WARNINGS, WRITES
 
+#: the writes table as this stage leaves it: all but the one-way delays, which need the clock
+#: offset of all writes (`analyzer.clock.one_way` adds them)
+ONE_WAY = ("net_out_ms", "net_back_ms", "clock_bound_ms")
+ATTRIBUTED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in ONE_WAY})
+
 #: the RFS wait events that are standby I/O (trace-formats.md section 4.2, class System I/O)
 RFS_IO_EVENTS = ("RFS write", "RFS random i/o", "RFS sequential i/o")
 COMPONENTS = ("network_ms", "rfs_io_ms", "rfs_other_ms")
@@ -115,11 +120,9 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
         received_at=_refined("t2", "res2_us", "first_start", before=True),
         finished_at=_refined("t3", "res3_us", "last_end", before=False),
         acked_at=pl.col("t4"),
-        net_out_ms=pl.lit(None, pl.Float64),  # filled by analyzer.clock once the offset is known
-        net_back_ms=pl.lit(None, pl.Float64),
-        clock_bound_ms=pl.lit(None, pl.Float64),
     )
-    return w.select(WRITES.names()).cast(WRITES)  # in the exchanges' order: by sent_at, then thread
+    # in the exchanges' order (by sent_at, then thread); the one-way columns come from analyzer.clock
+    return w.select(ATTRIBUTED.names()).cast(ATTRIBUTED)
 
 
 def _verdict() -> pl.Expr:

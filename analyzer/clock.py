@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from analyzer.schemas import CLOCK
+from analyzer.schemas import CLOCK, WRITES
 from analyzer.summary import matched_only
 
 #: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
@@ -136,13 +136,13 @@ def _host_pairs(per_write: pl.DataFrame) -> list[tuple[tuple[object, ...], pl.Da
 
 
 def one_way(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
-    """Fill net_out_ms, net_back_ms and clock_bound_ms from the host pair's offset."""
+    """Add net_out_ms, net_back_ms and clock_bound_ms from the host pair's offset (schema WRITES)."""
     offsets = clock.select("primary_host", "standby_host", _off="offset_ms", _bound="bound_ms")
     pairs = ["primary_host", "standby_host"]  # joined on these two columns only: no copy of the wide rows
     found = writes.select(pairs).join(offsets, on=pairs, how="left", nulls_equal=True, maintain_order="left")
     out = writes.with_columns(net_out_ms=_ms("received_at", "sent_at") - found["_off"], clock_bound_ms=found["_bound"])
     # the return leg is the rest of the network time, so that out + back == network_ms exactly
-    return out.with_columns(net_back_ms=pl.col("network_ms") - pl.col("net_out_ms"))
+    return out.with_columns(net_back_ms=pl.col("network_ms") - pl.col("net_out_ms")).select(WRITES.names())
 
 
 def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:
