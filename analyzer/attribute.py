@@ -10,69 +10,15 @@ from __future__ import annotations
 
 import polars as pl
 
+from analyzer.results import DEFAULT_THRESHOLD_MS
 from analyzer.schemas import WARNINGS, WRITES
+from analyzer.units import elapsed_ms
+from analyzer.vocab import COMPONENTS
 
 #: the writes table as this stage leaves it: all but the one-way delays, which need the clock
 #: offset of all writes (`analyzer.clock.one_way` adds them)
 ONE_WAY = ("net_out_ms", "net_back_ms", "clock_bound_ms")
 ATTRIBUTED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in ONE_WAY})
-
-#: the RFS wait events that are standby I/O (trace-formats.md section 4.2, class System I/O)
-RFS_IO_EVENTS = ("RFS write", "RFS random i/o", "RFS sequential i/o")
-COMPONENTS = ("network_ms", "rfs_io_ms", "rfs_other_ms")
-VERDICTS = {"network_ms": "network", "rfs_io_ms": "rfs_io", "rfs_other_ms": "rfs_other"}
-DEFAULT_THRESHOLD_MS = 100.0
-
-
-def _ms(end: str, start: str) -> pl.Expr:
-    return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
-
-
-def wait_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
-    """Per standby exchange (stream, a_ord): its RFS I/O wait time and count, the wait that
-    started first and the end of the last one, in the waits' own `tim` units.
-
-    A wait belongs to a write when it stands between that write's `Server received` and
-    `Server finished` lines of the same RFS process (`ord` orders a process's lines). `spans`
-    has stream, a_ord, b_ord; `waits` has stream, ord, event, ela_us, tim. The sums stay in
-    `tim` units because a file's tim clock is only known at its end (`wait_columns`).
-    """
-    rows = waits.select(
-        "stream",
-        w_ord="ord",
-        ela="ela_us",
-        tim="tim",
-        io=pl.col("event").is_in(RFS_IO_EVENTS),
-    ).sort("w_ord")
-    inside = rows.join_asof(
-        spans.sort("a_ord"), left_on="w_ord", right_on="a_ord", by="stream", strategy="backward", check_sortedness=False
-    ).filter(pl.col("w_ord") < pl.col("b_ord"))
-    start = pl.col("tim") - pl.col("ela")
-    return inside.group_by("stream", "a_ord").agg(
-        io_ela=pl.col("ela").filter("io").sum(),
-        rfs_io_waits=pl.col("io").sum().cast(pl.Int64),
-        first_tim=pl.col("tim").sort_by(start).first(),
-        first_ela=pl.col("ela").sort_by(start).first(),
-        last_tim=pl.col("tim").max(),
-    )
-
-
-def wait_columns(exchanges: pl.DataFrame, factor: float, offset_us: float | None) -> pl.DataFrame:
-    """Turn `wait_sums` columns into rfs_io_ms and UTC first_start / last_end (utc = tim * factor
-    + offset; no offset: the tim clock is not anchored and the times stay null)."""
-
-    def utc(tim: str) -> pl.Expr:
-        if offset_us is None:
-            return pl.lit(None, pl.Datetime("us", "UTC"))
-        us = (pl.col(tim) * factor + offset_us).round().cast(pl.Int64)
-        return pl.from_epoch(us, time_unit="us").dt.replace_time_zone("UTC")
-
-    ela = (pl.col("first_ela") * factor).round().cast(pl.Int64)
-    return exchanges.with_columns(
-        rfs_io_ms=pl.col("io_ela") * factor / 1000.0,
-        first_start=utc("first_tim") - pl.duration(microseconds=ela),
-        last_end=utc("last_tim"),
-    ).drop("io_ela", "first_tim", "first_ela", "last_tim")
 
 
 def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
@@ -98,8 +44,8 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
     w = exchanges.with_columns(
         rfs_io_ms=pl.when(has_standby).then(pl.col("rfs_io_ms").fill_null(0.0)),
         rfs_io_waits=pl.when(has_standby).then(pl.col("rfs_io_waits").fill_null(0).cast(pl.Int64)),
-        total_ms=_ms("t4", "t1"),
-        rfs_ms=_ms("t3", "t2"),
+        total_ms=elapsed_ms("t4", "t1"),
+        rfs_ms=elapsed_ms("t3", "t2"),
         resolution_ms=pl.sum_horizontal(
             pl.max_horizontal("res1_us", "res4_us"), pl.max_horizontal("res2_us", "res3_us")
         )
@@ -126,11 +72,12 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
 
 
 def _verdict() -> pl.Expr:
-    largest = pl.max_horizontal(*COMPONENTS)
+    """The largest component (a tie goes to the first in COMPONENTS order)."""
+    largest = pl.max_horizontal(*(c.column for c in COMPONENTS))
     first, *rest = COMPONENTS
-    expr: pl.Expr = pl.when(pl.col(first) == largest).then(pl.lit(VERDICTS[first]))
-    for name in rest:
-        expr = expr.when(pl.col(name) == largest).then(pl.lit(VERDICTS[name]))  # type: ignore[attr-defined]
+    expr: pl.Expr = pl.when(pl.col(first.column) == largest).then(pl.lit(str(first)))
+    for c in rest:
+        expr = expr.when(pl.col(c.column) == largest).then(pl.lit(str(c)))  # type: ignore[attr-defined]
     return expr
 
 
@@ -177,8 +124,8 @@ WARNING_SLACK_MS = 2.0
 def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
     """Tie each `log write elapsed time` warning to the remote write(s) it covers (schema `WARNINGS`).
 
-    `lgwr` has the log writer lines with `at` (UTC of the ADR line before each), `host` and
-    `wthread` (the redo thread of that instance, null when unknown). A warning covers the writes
+    `lgwr` has the log writer lines of every file (schema LGWR_LINES: `at` is the UTC of the ADR
+    line before each, `wthread` the redo thread of that instance, null when unknown). A warning covers the writes
     of the same thread and host that lie inside [at - elapsed - slack, at + slack]; the slowest
     of them gives the breakdown.
     """

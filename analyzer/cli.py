@@ -22,11 +22,11 @@ from analyzer import __version__
 from analyzer.api import Analysis, Options, ProgressHook, analyze
 from analyzer.archives import Limits
 from analyzer.errors import AnalyzerError, ExitCode, UsageError
-from analyzer.report import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
+from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
 from analyzer.simulate.cli import simulate_command
-from analyzer.tables import parse_zones
 from analyzer.units import parse_clock_offsets, parse_instant, parse_size
+from analyzer.zones import parse_zones
 
 app = typer.Typer(
     help="Explain slow Oracle Data Guard SYNC commits from event 16410 / 10046 trace files.",

@@ -16,16 +16,13 @@ import polars as pl
 
 from analyzer.schemas import CLOCK, WRITES
 from analyzer.summary import matched_only
+from analyzer.units import elapsed_ms
 
 #: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
 BEST_SHARE = 0.05
 BEST_MIN = 5
 #: one-way delays are meaningful when the bound is under this share of a typical one-way delay
 MEANINGFUL = 0.5
-
-
-def _ms(end: str, start: str) -> pl.Expr:
-    return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
 
 
 #: the writes' columns the clock stage reads (selected before filtering: no copy of whole rows)
@@ -48,7 +45,7 @@ def _per_write(writes: pl.DataFrame) -> pl.DataFrame:
         "standby_host",
         "sent_at",
         "network_ms",
-        _offset=(_ms("received_at", "sent_at") + _ms("finished_at", "acked_at")) / 2,
+        _offset=(elapsed_ms("received_at", "sent_at") + elapsed_ms("finished_at", "acked_at")) / 2,
         # truncation moves the offset by at most one stamp resolution (half the sum of both sides')
         _half=pl.col("network_ms").clip(lower_bound=0) / 2 + pl.col("resolution_ms") / 2,
     )
@@ -140,7 +137,9 @@ def one_way(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     offsets = clock.select("primary_host", "standby_host", _off="offset_ms", _bound="bound_ms")
     pairs = ["primary_host", "standby_host"]  # joined on these two columns only: no copy of the wide rows
     found = writes.select(pairs).join(offsets, on=pairs, how="left", nulls_equal=True, maintain_order="left")
-    out = writes.with_columns(net_out_ms=_ms("received_at", "sent_at") - found["_off"], clock_bound_ms=found["_bound"])
+    out = writes.with_columns(
+        net_out_ms=elapsed_ms("received_at", "sent_at") - found["_off"], clock_bound_ms=found["_bound"]
+    )
     # the return leg is the rest of the network time, so that out + back == network_ms exactly
     return out.with_columns(net_back_ms=pl.col("network_ms") - pl.col("net_out_ms")).select(WRITES.names())
 
@@ -151,7 +150,7 @@ def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:
         return pl.Series("causal_violations", [], dtype=pl.Int64)
     hosts = ["primary_host", "standby_host"]
     offsets = clock.lazy().select(*hosts, _off="offset_ms", _bound="bound_ms")
-    out = _ms("received_at", "sent_at") - pl.col("_off")  # net_out_ms and net_back_ms of `one_way`
+    out = elapsed_ms("received_at", "sent_at") - pl.col("_off")  # net_out_ms and net_back_ms of `one_way`
     back = pl.col("network_ms") - out
     slack = pl.col("_bound") + pl.col("resolution_ms")
     counts = (  # lazy: only the columns read here are filtered and joined

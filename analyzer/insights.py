@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import polars as pl
 
-from analyzer import api
-from analyzer.schemas import COMPARISON, SERIES_COMPONENTS, SWITCHES, TIMELINE
-from analyzer.summary import STAT_COLUMNS, component_stats, matched_only, time_shares
+from analyzer.schemas import COMPARISON, SWITCHES, TIMELINE
+from analyzer.summary import SLOWEST_ORDER, STAT_COLUMNS, component_stats, matched_only, slowest, time_shares
+from analyzer.vocab import TOTAL_AND_COMPONENTS, Component
 
 #: a write is near a log switch when it was sent within this many seconds of one on its thread
 SWITCH_WINDOW_S = 2.0
@@ -26,9 +25,6 @@ CLUSTER_LIFT = 3.0
 MAJOR_SHARE = 0.4
 #: the MAA paper's redo log sizing target: a log lasts at least this long at the peak redo rate
 LOG_MINUTES = 20
-COMPONENTS = ("network", "rfs_io", "rfs_other")
-#: how sentences name each component
-NAMES = {"network": "network", "rfs_io": "standby I/O (RFS write)", "rfs_other": "other RFS time"}
 
 
 def log_switches(writes: pl.DataFrame) -> pl.DataFrame:
@@ -107,7 +103,7 @@ def _finding(switches: int, near: Mapping[str, Any], rest: Mapping[str, Any], cl
         return "No log switch (change of seq on a thread) among the writes."
     slow = near["slow"] + rest["slow"]
     within = (
-        f"{near['slow']} of {_n(slow, 'slow write')} were sent within {window_s:.3g} s"
+        f"{near['slow']} of {plural(slow, 'slow write')} were sent within {window_s:.3g} s"
         f" of one of {switches} log switch(es)"
     )
     if not clustered:
@@ -156,23 +152,17 @@ def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S
 
 
 def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.DataFrame:
-    """The `top` slowest writes with `switch_at` (the log switch they were sent near, else null)."""
-    keys = ["total_ms", "sent_at", "msgid"]
-    order = (  # sort row numbers by the keys, not the whole table
-        writes.select(*keys, _row=pl.int_range(pl.len(), dtype=pl.UInt32))
-        .sort(keys, descending=[True, False, False], nulls_last=True)
-        .head(top)["_row"]
-    )
-    return flag_near_switch(writes[order], switches.switches, switches.window_s).sort(
-        keys, descending=[True, False, False], nulls_last=True
-    )
+    """The `top` slowest writes (`summary.slowest`) with `switch_at`: the log switch they were sent near, else null."""
+    keys, descending = SLOWEST_ORDER
+    flagged = flag_near_switch(slowest(writes, top), switches.switches, switches.window_s)
+    return flagged.sort(keys, descending=descending, nulls_last=True)
 
 
 def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
     """Per minute and thread: writes, slow writes, p50 and p99 (nearest rank) of each component."""
     percentiles = [
         pl.col(f"{c}_ms").quantile(q, "nearest").alias(f"{c}_{p}_ms")
-        for c in SERIES_COMPONENTS
+        for c in TOTAL_AND_COMPONENTS
         for p, q in (("p50", 0.5), ("p99", 0.99))
     ]
     return (
@@ -190,7 +180,8 @@ def _matched(writes: pl.DataFrame) -> pl.DataFrame:
     return matched_only(writes, "slow", "verdict", *STAT_COLUMNS)
 
 
-def _n(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
+    """`1 write`, `1,204 writes`."""
     return f"{count} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
@@ -204,13 +195,13 @@ def verdict_sentence(writes: pl.DataFrame, threshold_ms: float) -> str:
     one_sided = int(writes["slow"].sum()) - slow
     if slow:
         more = f"; {one_sided:,} more seen on one side only" if one_sided else ""
-        scope = f"slow-write time ({_n(slow, 'write')} >= {threshold_ms:g} ms{more})"
+        scope = f"slow-write time ({plural(slow, 'write')} >= {threshold_ms:g} ms{more})"
     elif one_sided:
-        scope = f"matched-write time ({_n(one_sided, 'slow write')} seen on one side only)"
+        scope = f"matched-write time ({plural(one_sided, 'slow write')} seen on one side only)"
     else:
         scope = f"write time (no write reached {threshold_ms:g} ms)"
-    others = ", ".join(f"{NAMES[k]} {v:.0%}" for k, v in rest)
-    return f"{share:.0%} of {scope} was {NAMES[first]}; {others}."
+    others = ", ".join(f"{Component(k).label} {v:.0%}" for k, v in rest)
+    return f"{share:.0%} of {scope} was {Component(first).label}; {others}."
 
 
 @dataclass(frozen=True)
@@ -227,8 +218,8 @@ class Recommendation:
 
 
 #: per component driving the slow writes: (id, title, advice) in the MAA paper's words
-ADVICE: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "rfs_io": (
+ADVICE: dict[Component, tuple[tuple[str, str, str], ...]] = {
+    Component.RFS_IO: (
         (
             "standby-redo-logs",
             "Standby redo logs: a single member each, on the fastest disk group",
@@ -250,7 +241,7 @@ ADVICE: dict[str, tuple[tuple[str, str, str], ...]] = {
             " AFFIRM).",
         ),
     ),
-    "network": (
+    Component.NETWORK: (
         (
             "network",
             "Network: socket buffers at 3 x BDP, SDU 65535, and the network path",
@@ -262,7 +253,7 @@ ADVICE: dict[str, tuple[tuple[str, str, str], ...]] = {
             " inconsistent network response is the most common network problem.",
         ),
     ),
-    "rfs_other": (
+    Component.RFS_OTHER: (
         (
             "standby-cpu",
             "Standby CPU for RFS",
@@ -300,9 +291,9 @@ def _component_metrics(writes: pl.DataFrame, component: str, share: float) -> di
 
 def _component_evidence(component: str, m: Mapping[str, Any], threshold_ms: float) -> str:
     return (
-        f"{NAMES[component]} was {m['share']:.0%} of slow-write time ({m['component_ms']:,.1f} of"
-        f" {m['slow_total_ms']:,.1f} ms over {_n(m['slow_writes'], 'write')} >= {threshold_ms:g} ms) and the largest"
-        f" part of {m['largest_in']} of them; over all writes its p50 is {m['p50_ms']:,.3f} ms, p99"
+        f"{Component(component).label} was {m['share']:.0%} of slow-write time ({m['component_ms']:,.1f} of"
+        f" {m['slow_total_ms']:,.1f} ms over {plural(m['slow_writes'], 'write')} >= {threshold_ms:g} ms)"
+        f" and the largest part of {m['largest_in']} of them; over all writes its p50 is {m['p50_ms']:,.3f} ms, p99"
         f" {m['p99_ms']:,.3f} ms, max {m['max_ms']:,.3f} ms."
     )
 
@@ -320,13 +311,14 @@ def _version_note(versions: Collection[str]) -> str:
 def _redo_log_size(sw: SwitchAnalysis) -> Recommendation:
     near, rest = sw.comparison.row(0, named=True), sw.comparison.row(1, named=True)
     evidence = (
-        f"{sw.slow_near} of {_n(sw.slow_near + sw.slow_elsewhere, 'slow write')} were sent within {sw.window_s:.3g} s"
-        f" of one of {sw.switches.height} log switch(es); {near['slow_rate']:.0%} of the writes near a switch were"
-        f" slow against {rest['slow_rate']:.1%} elsewhere; p99 {near['p99_ms']:.1f} ms near a switch against"
+        f"{sw.slow_near} of {plural(sw.slow_near + sw.slow_elsewhere, 'slow write')} were sent"
+        f" within {sw.window_s:.3g} s of one of {sw.switches.height} log switch(es);"
+        f" {near['slow_rate']:.0%} of the writes near a switch were slow against {rest['slow_rate']:.1%} elsewhere;"
+        f" p99 {near['p99_ms']:.1f} ms near a switch against"
         f" {rest['p99_ms']:.1f} ms elsewhere"
     )
     if sw.interval_min is not None:
-        every = _duration(sw.interval_min * 60.0)
+        every = duration(sw.interval_min * 60.0)
         evidence += f"; a thread switched logs every {every} (median; the MAA target is {LOG_MINUTES} min at peak)"
     metrics = {
         "switches": sw.switches.height,
@@ -357,90 +349,14 @@ def recommendations(
             continue
         metrics = _component_metrics(both, component, shares[component])
         evidence = _component_evidence(component, metrics, threshold_ms)
-        for rec_id, title, advice in ADVICE[component]:
+        for rec_id, title, advice in ADVICE[Component(component)]:
             note = _version_note(versions) if rec_id == "fast-sync" else ""
             out.append(Recommendation(rec_id, title, evidence, advice + note, metrics))
     return out
 
 
-def oracle_versions(a: api.Analysis) -> list[str]:
-    """The Oracle versions named in the trace headers, sorted."""
-    return sorted({f.tables.info.version for f in a.files if f.tables.info.version})
-
-
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """`45 s`, `12.5 min`, `3.2 h`."""
     if seconds < 120:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
-def _span(a: api.Analysis) -> str:
-    """First to last remote write, else the trace files' own span."""
-    if a.writes.height:
-        sent = pl.col("sent_at")
-        times, what = list(a.writes.select(sent.min().alias("first"), sent.max()).row(0)), "remote writes"
-    else:
-        times = [t for f in a.files for t in (f.tables.first_at, f.tables.last_at) if t]
-        what = "trace files"
-    if not times:
-        return "unknown"
-    first: datetime = min(times)
-    last: datetime = max(times)
-    seconds = (last - first).total_seconds()
-    return f"{first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S} ({_duration(seconds)} of {what})"
-
-
-def _offset(minutes: int) -> str:
-    sign = "-" if minutes < 0 else "+"
-    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
-
-
-def _zones(a: api.Analysis) -> str:
-    zones = a.options.zones
-    shown = {f"--tz {h}=": f"--tz {h}={_offset(m)}" for h, m in zones.per_host.items()}
-    if zones.default_min is not None:
-        shown["--tz"] = f"--tz {_offset(zones.default_min)}"
-    counts = Counter(shown.get(f.tables.zone, f.tables.zone) for f in a.files)
-    return "; ".join(f"{label} ({_n(n, 'file')})" for label, n in sorted(counts.items()))
-
-
-def _clock(a: api.Analysis) -> str:
-    """`stby01 vs prim01: +0.004 ms +/- 0.503 ms (estimated)`, one per host pair."""
-    parts = [
-        f"{r['standby_host']} vs {r['primary_host']}: {r['offset_ms']:+,.3f} ms"
-        f" +/- {r['bound_ms']:,.3f} ms ({r['source']})"
-        for r in a.clock.iter_rows(named=True)
-    ]
-    return "; ".join(parts) or "unknown (no matched write)"
-
-
-def facts(a: api.Analysis, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The facts of an analysis in plain words: files, hosts, versions, time span, match rate, coverage."""
-    infos = [f.tables.info for f in a.files]
-    roles = Counter(info.role for info in infos)
-    hosts = {r: sorted({i.host for i in infos if i.role == r and i.host}) for r in ("primary", "standby")}
-    cov = api.coverage(a.files)
-    lines = {c: int(cov[c].sum()) if cov.height else 0 for c in ("lines", "parsed", "ignored", "unparsed")}
-    rate = summary["match_rate"]
-    skipped = f"; {len(a.skipped)} skipped" if a.skipped else ""
-    return [
-        ("Files", f"{len(a.files)} read: " + ", ".join(f"{n} {r}" for r, n in sorted(roles.items())) + skipped),
-        ("Hosts", "; ".join(f"{r} {', '.join(h)}" for r, h in hosts.items() if h) or "unknown"),
-        ("Oracle versions", ", ".join(oracle_versions(a)) or "unknown"),
-        ("Time span (UTC)", _span(a)),
-        ("Time zones", _zones(a)),
-        ("Clock offset (standby - primary)", _clock(a)),
-        (
-            "Remote writes",
-            f"{summary['primary_writes']:,} sent by the primary, {summary['standby_writes']:,} received by the"
-            f" standby, {summary['matched_writes']:,} matched (match rate {'n/a' if rate is None else f'{rate:.1%}'})",
-        ),
-        ("Slow writes", f"{summary['slow_writes']:,} with total >= {a.options.threshold_ms:g} ms"),
-        ("Unmatched messages", f"{summary['unmatched_messages']:,}"),
-        (
-            "Coverage",
-            f"{lines['lines']:,} lines: {lines['parsed']:,} parsed, {lines['ignored']:,} ignored,"
-            f" {lines['unparsed']:,} unparsed",
-        ),
-        ("LGWR long-write warnings", f"{len(summary['lgwr_warnings']):,}"),
-    ]

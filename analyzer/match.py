@@ -1,8 +1,8 @@
-"""Match stage: pair the messages of one write on each host, then primary with standby.
+"""Match stage: a primary exchange with the standby exchange of the same write.
 
-Within a file, a `Client sending` pairs with the next `Client received` of the same
-(thread, seq, msgid, oper), and a `Server received` with the next `Server finished`. Across
-hosts, a primary exchange matches the standby exchange of the same key. A msgid reused later
+Each side comes paired within its process (`analyzer.pairing`, by the reduce stage and
+`analyzer.segments`): a primary exchange (send -> ack) matches the standby exchange
+(received -> finished) of the same (thread, seq, msgid, oper). A msgid reused later
 (NSS restart, reconnect) is told apart by time: candidates must lie within `window` of the
 typical send->receive gap of that host pair (its median, so a standby clock minutes off still
 matches); two candidates inside the window are a collision, reported and never guessed.
@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.pairing import KEY
+from analyzer.results import DEFAULT_WINDOW_S
 from analyzer.schemas import UNMATCHED
+from analyzer.vocab import MessageKind, Role
 
-KEY = ["thread", "seq", "msgid", "oper"]
 #: columns only a standby exchange fills (its RFS wait sums)
 STANDBY_ONLY = ("rfs_io_ms", "rfs_io_waits", "first_start", "last_end")
-DEFAULT_WINDOW_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,11 @@ class Matched:
     standby_exchanges: int
 
 
-def unmatched_rows(rows: pl.DataFrame, side: str, reason: pl.Expr | str) -> pl.DataFrame:
+def unmatched_rows(rows: pl.DataFrame, side: Role, reason: pl.Expr | str) -> pl.DataFrame:
+    """Rows of schema UNMATCHED for one side (rows with file, line, kind, KEY and at)."""
     reason_expr = pl.lit(reason) if isinstance(reason, str) else reason
     return rows.select(
-        side=pl.lit(side),
+        side=pl.lit(str(side)),
         file=pl.col("file"),
         line=pl.col("line"),
         kind=pl.col("kind"),
@@ -50,70 +52,6 @@ def unmatched_rows(rows: pl.DataFrame, side: str, reason: pl.Expr | str) -> pl.D
         at=pl.col("at"),
         reason=reason_expr,
     ).cast(UNMATCHED)
-
-
-#: the message that opens a write on each side, and the one that closes it
-FIRST_KINDS = {"client_send": "client_recv", "server_recv": "server_done"}
-CLIENT_KINDS = ("client_send", "client_recv")
-
-
-@dataclass(frozen=True)
-class Paired:
-    """`pair_events` result: pairs, messages that can never pair, and those that still may."""
-
-    #: stream, KEY, client (bool), a_<column> and b_<column> for every payload column
-    exchanges: pl.DataFrame
-    #: unpaired rows that a later or earlier row of their key rules out, with `reason`
-    lonely: pl.DataFrame
-    #: an opening message that is the last of its key (its partner may come later), and a
-    #: closing message that is the first of its key (its partner may have come earlier)
-    loose: pl.DataFrame
-
-
-def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
-    """Pair each opening message (`Client sending`, `Server received`) with the next message of
-    the same stream, side and key when that one closes it (`Client received`, `Server finished`).
-
-    `rows` are messages without a stamp problem, with `stream`, `kind`, KEY, `ord` (order in the
-    stream) and the `payload` columns. One sort by key then order, and a look at the row after:
-    no window functions. Pieces in order pair as a whole does: the `loose` rows of one piece,
-    put before the rows of the next, pair as if both had been paired at once (a pair never
-    spans a row of its key, so only the last row of a key in one piece and the first in the
-    next can still meet). That lets a file be paired chunk by chunk, and the segments of one
-    process after their files. (One difference: a closing message whose key was already paired
-    in an earlier piece stays loose instead of lonely; it is reported alone in the end unless
-    the previous segment of its process left an opening message of that key.)
-    """
-    client = pl.col("kind").is_in(CLIENT_KINDS)
-    opens = pl.col("kind").is_in(list(FIRST_KINDS))
-    by = ["stream", "_client", *KEY]
-    rows = rows.with_columns(_client=client, _open=opens).sort([*by, "ord"])
-    same_next = pl.all_horizontal([pl.col(k).shift(-1) == pl.col(k) for k in by]).fill_null(False)
-    same_prev = pl.all_horizontal([pl.col(k).shift(1) == pl.col(k) for k in by]).fill_null(False)
-    pairs = same_next & pl.col("_open") & ~pl.col("_open").shift(-1).fill_null(True)
-    rows = rows.with_columns(_pairs=pairs, _same_next=same_next, _same_prev=same_prev)
-    rows = rows.with_columns(_closed=pl.col("_pairs").shift(1).fill_null(False))
-    after = {f"b_{c}": pl.col(c).shift(-1) for c in payload}
-    exchanges = (
-        rows.with_columns(**after)
-        .filter("_pairs")
-        .select("stream", *KEY, client="_client", **{f"a_{c}": c for c in payload}, **{b: b for b in after})
-    )
-    single = rows.filter(~pl.col("_pairs") & ~pl.col("_closed"))
-    ruled_out = pl.when(pl.col("_open")).then(pl.col("_same_next")).otherwise(pl.col("_same_prev"))
-    lonely = single.filter(ruled_out).with_columns(reason=lonely_reason())
-    loose = single.filter(~ruled_out)
-    helpers = ["_client", "_open", "_pairs", "_same_next", "_same_prev", "_closed"]
-    return Paired(exchanges, lonely.drop(helpers), loose.drop(helpers))
-
-
-def lonely_reason() -> pl.Expr:
-    """Why an unpaired message stays alone (the text names the partner it lacks)."""
-    reasons = {}
-    for first, second in FIRST_KINDS.items():
-        reasons[first] = f"no '{second}' message for it later in the same process"
-        reasons[second] = f"no '{first}' message for it earlier in the same process"
-    return pl.col("kind").cast(pl.String).replace_strict(reasons, default=None, return_dtype=pl.String)
 
 
 def _renamed(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -194,7 +132,7 @@ def match(
 ) -> Matched:
     """Match the primary exchanges (send -> ack) with the standby exchanges (received -> finished).
 
-    Both come paired within their process (`analyzer.tables`): file, stream, KEY, a_/b_ line,
+    Both come paired within their process (`analyzer.reduce`): file, stream, KEY, a_/b_ line,
     at and res_us; the standby's also carry the RFS wait sums. `hosts` maps a file label to its
     host; the window is applied per (primary, standby) host pair around its `typical` gap
     (`typical_gaps`; computed from these exchanges when not given). `unmatched` lists the
@@ -215,29 +153,29 @@ def match(
     if clashing.height:
         clash_p, clash_s = clashing["_p"].unique().sort(), clashing["_s"].unique().sort()
         unmatched.append(
-            _side_unmatched(p.select(_gather(clash_p)), "primary", "msgid collision: several standby writes fit")
+            _side_unmatched(p.select(_gather(clash_p)), Role.PRIMARY, "msgid collision: several standby writes fit")
         )
         unmatched.append(
-            _side_unmatched(s.select(_gather(clash_s)), "standby", "msgid collision: several primary writes fit")
+            _side_unmatched(s.select(_gather(clash_s)), Role.STANDBY, "msgid collision: several primary writes fit")
         )
-    lonely_p = (
+    alone_p = (
         p.select("t1", "thread", _p=pl.int_range(pl.len(), dtype=pl.UInt32))
         .join(cand.select("_p"), on="_p", how="anti")
         .select("_p", _at="t1", thread="thread")
     )
-    lonely_s = (
+    alone_s = (
         s.select("t2", "thread", _s=pl.int_range(pl.len(), dtype=pl.UInt32))
         .join(cand.select("_s"), on="_s", how="anti")
         .select("_s", _at="t2", thread="thread")
     )
     reason = "no {} write with this thread/seq/msgid/oper in the time window"
-    unmatched.append(_side_unmatched(p.select(_gather(lonely_p["_p"])), "primary", reason.format("standby")))
-    unmatched.append(_side_unmatched(s.select(_gather(lonely_s["_s"])), "standby", reason.format("primary")))
+    unmatched.append(_side_unmatched(p.select(_gather(alone_p["_p"])), Role.PRIMARY, reason.format(Role.STANDBY)))
+    unmatched.append(_side_unmatched(s.select(_gather(alone_s["_s"])), Role.STANDBY, reason.format(Role.PRIMARY)))
     order = pl.concat(
         [
             pairs.with_columns(matched=pl.lit(True)),
-            lonely_p.with_columns(matched=pl.lit(False)),
-            lonely_s.with_columns(matched=pl.lit(False)),
+            alone_p.with_columns(matched=pl.lit(False)),
+            alone_s.with_columns(matched=pl.lit(False)),
         ],
         how="diagonal_relaxed",
     ).sort("_at", "thread", maintain_order=True)
@@ -253,17 +191,17 @@ def _gather(rows: pl.Series) -> pl.Expr:
     return pl.all().gather(rows)
 
 
-def _side_unmatched(rows: pl.DataFrame, side: str, reason: str) -> pl.DataFrame:
+def _side_unmatched(rows: pl.DataFrame, side: Role, reason: str) -> pl.DataFrame:
     """Exchanges of one side as unmatched rows (their opening message)."""
-    if side == "primary":
+    if side is Role.PRIMARY:
         return _exchange_unmatched(rows, side, reason, "primary_file", "send_line", "t1")
     return _exchange_unmatched(rows, side, reason, "standby_file", "recv_line", "t2")
 
 
 def _exchange_unmatched(
-    rows: pl.DataFrame, side: str, reason: str, file_col: str, line_col: str, at_col: str
+    rows: pl.DataFrame, side: Role, reason: str, file_col: str, line_col: str, at_col: str
 ) -> pl.DataFrame:
-    kind = "client_send" if side == "primary" else "server_recv"
+    kind = MessageKind.CLIENT_SEND if side is Role.PRIMARY else MessageKind.SERVER_RECV
     return unmatched_rows(
         rows.select(
             *[pl.col(k) for k in KEY],

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from analyzer.vocab import TOTAL_AND_COMPONENTS
+
 
 def schema(**columns: pl.DataType | type[pl.DataType]) -> pl.Schema:
     """A polars schema from keyword columns (keeps the declarations short and typed)."""
@@ -62,9 +64,14 @@ MARKERS = schema(line=pl.Int64, marker=pl.String, path=pl.String)
 #: lines of a known family that its grammar rejected, and other input problems
 UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.String)
 
+#: a file's ISO ADR lines: where its UTC offset changes (analyzer.zones)
+ZONE_LINES = schema(zone_line=pl.Int64, utc_offset_min=pl.Int32)
+#: one tim anchor: an ADR line (its naive local time and zone, if any) and the tim of the first WAIT after it
+ANCHORS = schema(line=pl.Int64, local=US, utc_offset_min=pl.Int32, tim=pl.Int64)
+
 #: a message after stamp association, while its file is read (naive local time; `zkey` is the
 #: line whose time zone applies: its stamp's, else its own)
-CHUNK_EVENTS = schema(
+STAMPED = schema(
     line=pl.Int64,
     ord=pl.Int64,
     stream=pl.Int64,
@@ -79,8 +86,8 @@ CHUNK_EVENTS = schema(
     problem=pl.String,
 )
 #: a message in UTC that is still without its partner at the end of its file: the segments of
-#: one process are paired on these (tables stage -> analyzer.api)
-LOOSE = schema(
+#: one process are paired on these (reduce stage -> analyzer.segments)
+PENDING = schema(
     file=CAT,
     line=pl.Int64,
     ord=pl.Int64,
@@ -95,9 +102,9 @@ LOOSE = schema(
 )
 #: RFS waits that no write of their file could take (before its first message, after its last
 #: open one): they may belong to a write spanning two segments. `tim` is UTC microseconds here.
-EDGE_WAITS = schema(stream=pl.Int64, ord=pl.Int64, event=pl.String, ela_us=pl.Int64, tim=pl.Int64)
+BOUNDARY_WAITS = schema(stream=pl.Int64, ord=pl.Int64, event=pl.String, ela_us=pl.Int64, tim=pl.Int64)
 #: one write seen on one host: the two messages of one process that open and close it, in UTC;
-#: a standby exchange (`client` false) carries its RFS wait sums (tables stage -> match stage)
+#: a standby exchange (`client` false) carries its RFS wait sums (reduce stage -> match stage)
 EXCHANGES = schema(
     file=CAT,
     stream=pl.Int64,
@@ -178,6 +185,22 @@ UNMATCHED = schema(
     reason=pl.String,
 )
 
+#: the (thread, seq) keys of the exchanges a spilled piece holds, and where: the batch index
+PIECE_KEYS = schema(thread=pl.Int64, seq=pl.Int64, len=pl.UInt32, store=pl.UInt32, piece=pl.UInt32)
+
+#: log writer lines of every file with their UTC time, host and redo thread (`wthread`, null when
+#: unknown), as the attribute stage ties them to remote writes
+LGWR_LINES = schema(
+    file=pl.String,
+    line=pl.Int64,
+    kind=pl.String,
+    at=UTC,
+    elapsed_ms=pl.Int64,
+    size_kb=pl.Int64,
+    host=pl.String,
+    wthread=pl.Int64,
+)
+
 #: LGWR long-write warnings tied to the remote write(s) they cover
 WARNINGS = schema(
     file=pl.String,
@@ -197,8 +220,18 @@ WARNINGS = schema(
 )
 
 
-#: components of the per-minute series
-SERIES_COMPONENTS = ("total", "network", "rfs_io", "rfs_other")
+#: count, mean and percentiles of each measure (total, its components, RFS time)
+STATS = schema(
+    component=pl.String,
+    count=pl.Int64,
+    mean=pl.Float64,
+    p50=pl.Float64,
+    p90=pl.Float64,
+    p99=pl.Float64,
+    max=pl.Float64,
+)
+#: writes per V$EVENT_HISTOGRAM bucket (`<1`, `<2`, ... ms)
+HISTOGRAM = schema(bucket=pl.String, count=pl.Int64)
 #: log switches: a change of `seq` between consecutive writes of a thread (insights)
 SWITCHES = schema(thread=pl.Int64, from_seq=pl.Int64, to_seq=pl.Int64, at=UTC)
 #: latency of the writes near a log switch against the others
@@ -218,7 +251,7 @@ TIMELINE = schema(
     thread=pl.Int64,
     writes=pl.Int64,
     slow_writes=pl.Int64,
-    **{f"{c}_{p}_ms": pl.Float64 for c in SERIES_COMPONENTS for p in ("p50", "p99")},
+    **{f"{c}_{p}_ms": pl.Float64 for c in TOTAL_AND_COMPONENTS for p in ("p50", "p99")},
 )
 
 #: one row per file found by `dgtrace inventory`

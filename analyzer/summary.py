@@ -7,20 +7,13 @@ from __future__ import annotations
 
 import polars as pl
 
-STAT_COLUMNS = ("total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms", "rfs_ms")
+from analyzer.schemas import HISTOGRAM, STATS
+from analyzer.vocab import COMPONENTS, MEASURES, ms_column
+
+#: the writes-table columns the statistics describe, in report order
+STAT_COLUMNS = tuple(ms_column(m) for m in MEASURES)
 #: V$EVENT_HISTOGRAM buckets: a wait of x ms falls in the first "< 2^k ms" bucket above it
 HISTOGRAM_LIMITS_MS = tuple(2**k for k in range(0, 17))  # < 1 ms ... < 65536 ms
-STATS_SCHEMA = pl.Schema(
-    {
-        "component": pl.String,
-        "count": pl.Int64,
-        "mean": pl.Float64,
-        "p50": pl.Float64,
-        "p90": pl.Float64,
-        "p99": pl.Float64,
-        "max": pl.Float64,
-    }
-)
 
 
 def matched_only(writes: pl.DataFrame, *columns: str) -> pl.DataFrame:
@@ -47,7 +40,7 @@ def component_stats(writes: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         )
         # a LazyFrame reads one column at a time; a DataFrame is summed eagerly (the means' last digit
         # depends on the order of summation, and the report's means come from DataFrames)
-        rows.append((row.collect() if isinstance(row, pl.LazyFrame) else row).cast(STATS_SCHEMA))
+        rows.append((row.collect() if isinstance(row, pl.LazyFrame) else row).cast(STATS))
     return pl.concat(rows)
 
 
@@ -67,10 +60,7 @@ def histogram(writes: pl.DataFrame, column: str = "total_ms") -> pl.DataFrame:
         counts[i] = n
     labels = [bucket_label(limit) for limit in limits] + [bucket_label(None)]
     last = max((i for i, c in enumerate(counts) if c), default=-1)
-    return pl.DataFrame(
-        {"bucket": labels[: last + 1], "count": counts[: last + 1]},
-        schema={"bucket": pl.String, "count": pl.Int64},
-    )
+    return pl.DataFrame({"bucket": labels[: last + 1], "count": counts[: last + 1]}, schema=HISTOGRAM)
 
 
 def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
@@ -91,22 +81,24 @@ def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
 
 def time_shares(writes: pl.DataFrame) -> dict[str, float]:
     """Share of summed slow-write time spent in each component (all writes if none is slow)."""
-    both = matched_only(writes, "slow", "total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms")
+    both = matched_only(writes, "slow", "total_ms", *(c.column for c in COMPONENTS))
     chosen = both.filter(pl.col("slow")) if both["slow"].any() else both
     total = chosen["total_ms"].sum()
     if not chosen.height or not total:
         return {}
-    return {
-        name.removesuffix("_ms"): float(chosen[name].sum()) / float(total)
-        for name in ("network_ms", "rfs_io_ms", "rfs_other_ms")
-    }
+    return {str(c): float(chosen[c.column].sum()) / float(total) for c in COMPONENTS}
+
+
+#: the order of "slowest": the largest total first; ties by send time, then msgid
+SLOWEST_ORDER = (["total_ms", "sent_at", "msgid"], [True, False, False])
 
 
 def slowest(writes: pl.DataFrame, top: int) -> pl.DataFrame:
-    """The `top` writes with the largest total_ms (nulls last), sorting row numbers, not the table."""
+    """The `top` writes with the largest total_ms (nulls last; SLOWEST_ORDER), sorting row numbers, not the table."""
+    keys, descending = SLOWEST_ORDER
     order = (
-        writes.select("total_ms", _row=pl.int_range(pl.len(), dtype=pl.UInt32))
-        .sort("total_ms", descending=True, nulls_last=True)
+        writes.select(*keys, _row=pl.int_range(pl.len(), dtype=pl.UInt32))
+        .sort(keys, descending=descending, nulls_last=True)
         .head(top)["_row"]
     )
     return writes[order]

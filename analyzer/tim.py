@@ -1,7 +1,7 @@
 """10046 `tim` of a trace file: epoch or counter, anchored to the ADR wall-clock lines.
 
 `tim` is Unix-epoch microseconds on Linux up to 12.1 and a non-epoch counter from 12.2 on
-(../shared/reference/trace-formats.md section 2.3). Each ADR `***` line is paired with the first
+(docs/formats.md, "tim"). Each ADR `***` line is paired with the first
 WAIT line after it (both are written at about the same moment); from those anchors we tell the
 kind, the offset to UTC, and whether `tim` runs 1000/1024 slow against the wall clock (the known
 `ns >> 10` unit bug), in which case `tim` deltas and `ela` are scaled back. With epoch `tim` and no
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer.schemas import schema
+from analyzer.schemas import ANCHORS
 
 #: a tim within this much of the ADR wall clock (any zone) is Unix-epoch microseconds
 EPOCH_WINDOW_US = 26 * 3600 * 1_000_000
@@ -36,10 +36,6 @@ class TimClock:
     #: the file's UTC offset found from epoch tim (minutes), when its lines carry no zone
     inferred_zone_min: int | None = None
     warning: str | None = None
-
-
-#: one anchor: an ADR line (its naive local time and zone, if any) and the tim of the first WAIT after it
-ANCHORS = schema(line=pl.Int64, local=pl.Datetime("us"), utc_offset_min=pl.Int32, tim=pl.Int64)
 
 
 def anchor_rows(waits: pl.DataFrame, adr: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -1,9 +1,11 @@
-"""Parsing of the units users type: sizes (`500MB`) and UTC offsets (`-07:00`)."""
+"""Units: the sizes and UTC offsets users type (`500MB`, `-07:00`), and durations between stamps."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, timezone
+
+import polars as pl
 
 from analyzer.errors import UsageError
 
@@ -36,6 +38,17 @@ def parse_offset(text: str) -> int:
     if hours > 14 or minutes >= 60:
         raise UsageError(f"bad time zone offset {text!r}: out of range")
     return sign * (hours * 60 + minutes)
+
+
+def format_offset(minutes: int) -> str:
+    """Minutes east of UTC as `+HH:MM` / `-HH:MM` (the inverse of `parse_offset`)."""
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def elapsed_ms(end: str, start: str) -> pl.Expr:
+    """Milliseconds from the datetime column `start` to `end` (microsecond precision)."""
+    return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
 
 
 def parse_clock_offsets(specs: list[str]) -> dict[str, float]:

@@ -16,11 +16,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analyzer import api, read
+from analyzer import api, batches, read
 from analyzer.api import Analysis, Options, analyze
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from analyzer.tables import TimeZones
+from analyzer.zones import TimeZones
 from tests.conftest import PAPER
 
 
@@ -95,8 +95,8 @@ def test_matching_in_batches_gives_the_same_writes(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     whole = analyze([str(tmp_path / "set")])
-    monkeypatch.setattr(api, "BATCH_ROWS", 150)
-    assert len(api._batches(*_indexes(tmp_path / "set"))) > 10
+    monkeypatch.setattr(batches, "BATCH_ROWS", 150)
+    assert len(batches.key_batches(*_indexes(tmp_path / "set"))) > 10
     batched = analyze([str(tmp_path / "set")])
     _same(whole, batched)
     assert (batched.primary_exchanges, batched.standby_exchanges) == (3000, 3000)
@@ -106,5 +106,5 @@ def test_matching_in_batches_gives_the_same_writes(tmp_path: Path, monkeypatch: 
 def _indexes(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The (thread, seq) index of each side of a trace set read in memory."""
     files = [api.read_file(source, TimeZones()) for source in api.discover([str(path)])[0]]
-    segments = api.join_segments(files)
-    return api._side(files, "primary", segments).index(), api._side(files, "standby", segments).index()
+    primary, standby = api.sides(files)
+    return primary.index(), standby.index()

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from analyzer import cli
 from analyzer.cli import app
 from analyzer.errors import ExitCode
-from analyzer.report import OutputFormat
+from analyzer.report.formats import OutputFormat
 from analyzer.schemas import WRITES
 from tests.conftest import invoke, write
 

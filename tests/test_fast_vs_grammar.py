@@ -18,7 +18,7 @@ from analyzer.parse import TABLES
 from analyzer.read import ReadStats, read_lines
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from analyzer.tables import TimeZones
+from analyzer.zones import TimeZones
 from tests.conftest import ROOT
 
 SAMPLE_FILES = sorted((ROOT / "samples").rglob("*.trc"))

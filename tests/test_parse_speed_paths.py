@@ -38,7 +38,7 @@ from analyzer.report import machine
 from analyzer.report.model import document, iso_frame
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from analyzer.tables import TimeZones
+from analyzer.zones import TimeZones
 from tests.conftest import PAPER, lines_frame
 
 

@@ -14,7 +14,7 @@ from analyzer.api import Options, analyze
 from analyzer.parse import merge, parse_chunk
 from analyzer.read import MAX_LINE_CHARS, ReadStats, _decode, read_lines
 from analyzer.schemas import LINES
-from analyzer.tables import TimeZones
+from analyzer.zones import TimeZones
 from tests.conftest import PAPER
 
 PAPER_LINES = (PAPER / "stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_8801.trc").read_bytes().split(b"\n")[:80]

@@ -17,7 +17,7 @@ import pytest
 from analyzer.api import Analysis, Options, analyze
 from analyzer.report.html import MAX_BARS, render_html, timeline_points
 from analyzer.schemas import WRITES
-from analyzer.tables import TimeZones
+from analyzer.zones import TimeZones
 from tests.conftest import invoke
 
 PLOTS = ("timeline", "histogram", "top")

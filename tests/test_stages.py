@@ -12,9 +12,10 @@ from analyzer.api import FileResult, Options, analyze_files, read_file
 from analyzer.attribute import tie_warnings
 from analyzer.errors import UsageError
 from analyzer.parse import parse_chunk
+from analyzer.reduce import associate, reduce_parsed
 from analyzer.sources import Source
-from analyzer.tables import TimeZones, associate, build_file_tables, parse_zones
 from analyzer.units import parse_offset
+from analyzer.zones import TimeZones, parse_zones
 from tests.conftest import lines_frame
 
 MSG = "oper='Write' flag=67111042 thrd={t} seq={s} msgid={m}"
@@ -46,7 +47,7 @@ def wait(event: str, ela: int, tim: int = 1) -> str:
 
 def tables(lines: list[str], label: str = "f.trc", zones: TimeZones | None = None):  # type: ignore[no-untyped-def]
     parsed, _ = parse_chunk(lines_frame("\n".join(lines)), in_header=False)
-    return build_file_tables(label, label, parsed, zones or TimeZones())
+    return reduce_parsed(label, label, parsed, zones or TimeZones())
 
 
 def events(lines: list[str]) -> pl.DataFrame:
@@ -110,7 +111,7 @@ def test_iso_adr_lines_give_the_offset_and_follow_a_dst_change() -> None:
         ]
     )
     assert t.zone == "ISO ADR lines of the file"
-    assert t.loose["at"].to_list() == [  # sends without an ack: loose in the file
+    assert t.pending["at"].to_list() == [  # sends without an ack: pending in the file
         datetime(2024, 3, 31, 0, 59, 59, 500000, tzinfo=UTC),
         datetime(2024, 3, 31, 1, 0, 0, 500000, tzinfo=UTC),
     ]
@@ -126,10 +127,10 @@ def test_tz_option_per_host_then_default_then_assumed_utc() -> None:
         krs("2014-12-02 08:46:34.598", "5837 krsu.c"),
     ]
     per_host = tables(lines, zones=TimeZones(default_min=60, per_host={"prim01": -420}))
-    assert per_host.loose["at"][0] == datetime(2014, 12, 2, 15, 46, 34, 598000, tzinfo=UTC)
+    assert per_host.pending["at"][0] == datetime(2014, 12, 2, 15, 46, 34, 598000, tzinfo=UTC)
     assert per_host.zone == "--tz prim01="
     default = tables(lines, zones=TimeZones(default_min=60))
-    assert default.loose["at"][0] == datetime(2014, 12, 2, 7, 46, 34, 598000, tzinfo=UTC)
+    assert default.pending["at"][0] == datetime(2014, 12, 2, 7, 46, 34, 598000, tzinfo=UTC)
     assumed = tables(lines)
     assert assumed.zone.startswith("assumed UTC")
 
@@ -354,13 +355,13 @@ def test_lgwr_warning_gets_the_breakdown_of_its_remote_write() -> None:
 
 def test_time_window_filter_on_large_tables() -> None:
     """No window, or a window, on 150k rows (a literal predicate once broke on large frames)."""
-    from analyzer.api import Options, _window
+    from analyzer.api import Options, _in_window
 
     start = datetime(2024, 1, 1, tzinfo=UTC)
     frame = pl.DataFrame({"sent_at": [start + timedelta(seconds=i) for i in range(150_000)]})
-    assert frame.filter(_window(Options(), "sent_at")).height == 150_000
+    assert _in_window(frame, Options(), "sent_at").height == 150_000
     window = Options(since=start + timedelta(seconds=10), until=start + timedelta(seconds=20))
-    assert frame.filter(_window(window, "sent_at")).height == 10
+    assert _in_window(frame, window, "sent_at").height == 10
 
 
 def test_writes_near_warnings_include_those_under_an_earlier_longer_warning() -> None:

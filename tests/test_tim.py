@@ -12,21 +12,21 @@ from analyzer.api import Options, analyze
 from analyzer.parse import parse_chunk
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from analyzer.tables import TimeZones
 from analyzer.tim import wait_times
+from analyzer.zones import TimeZones
 from tests.conftest import PAPER, lines_frame
 
 
 def _standby(result):  # type: ignore[no-untyped-def]
-    return [f for f in result.files if f.tables.info.role == "standby"]
+    return [f for f in result.files if f.reduced.info.role == "standby"]
 
 
 def test_paper_rfs_tim_is_epoch_and_gives_the_zone() -> None:
     """The paper's host ran at UTC-7: its epoch tim says so, without --tz."""
     result = analyze([str(PAPER / "stby01")])
     for f in _standby(result):
-        assert (f.tables.tim.kind, f.tables.tim.inferred_zone_min) == ("epoch", -420)
-        assert f.tables.zone == "inferred from epoch tim (-07:00)"
+        assert (f.reduced.tim.kind, f.reduced.tim.inferred_zone_min) == ("epoch", -420)
+        assert f.reduced.zone == "inferred from epoch tim (-07:00)"
     w = result.writes.filter(msgid=117468).row(0, named=True)
     assert w["received_at"].isoformat() == "2014-12-02T15:46:34.598323+00:00"  # refined by tim (below)
 
@@ -37,12 +37,12 @@ def test_wait_ends_are_anchored_to_the_wall_clock(tmp_path: Path, generation: st
     simulate(tmp_path / "set", SimOptions(format_version=generation, writes=300, standby_tz="+05:30", seed=3))
     result = analyze([str(tmp_path / "set")], Options(zones=TimeZones(per_host={"stby01": zone_min})))
     for f in _standby(result):
-        assert f.tables.tim.kind == ("epoch" if generation == "12.1" else "counter")
+        assert f.reduced.tim.kind == ("epoch" if generation == "12.1" else "counter")
         parsed, _ = parse_chunk(lines_frame(Path(f.source.label).read_text().removesuffix("\n")), in_header=False)
         stamps = parsed.tables["krs"].select(
             stamp_line="line", stamp_at=(pl.col("local") - pl.duration(minutes=zone_min)).dt.replace_time_zone("UTC")
         )
-        ends = wait_times(parsed.tables["waits"], f.tables.tim)
+        ends = wait_times(parsed.tables["waits"], f.reduced.tim)
         writes = ends.filter(pl.col("event") == "RFS write").sort("line")
         paired = writes.join_asof(stamps, left_on="line", right_on="stamp_line", strategy="forward")
         lead = (paired["stamp_at"] - paired["end_at"]).dt.total_microseconds()
@@ -67,8 +67,8 @@ def test_unit_bug_is_detected_and_corrected(tmp_path: Path) -> None:
         rfs.write_text(re.sub(r"ela=( ?)(\d+)", slow, text))
     bugged = analyze([str(tmp_path / "set")])
     for f in _standby(bugged):
-        assert f.tables.tim.factor == 1.024
-        assert "unit bug" in (f.tables.tim.warning or "")
+        assert f.reduced.tim.factor == 1.024
+        assert "unit bug" in (f.reduced.tim.warning or "")
     both = clean.writes.join(bugged.writes, on=["thread", "msgid"], suffix="_bug")
     assert (both["rfs_io_ms"] - both["rfs_io_ms_bug"]).abs().max() < 0.01  # type: ignore[operator]
 

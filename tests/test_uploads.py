@@ -12,7 +12,7 @@ import polars as pl
 
 from analyzer.api import Options, analyze
 from analyzer.errors import ExitCode
-from analyzer.tables import TimeZones
+from analyzer.zones import TimeZones
 from tests.conftest import PAPER, invoke
 
 LABEL_COLUMNS = ["primary_file", "standby_file"]

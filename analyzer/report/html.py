@@ -7,14 +7,13 @@ from typing import Any, TextIO
 
 import polars as pl
 
-from analyzer import api, insights
+from analyzer import insights
 from analyzer.errors import UsageError
 from analyzer.report import model as doc
-from analyzer.report.markdown import (
-    Context,
-    Table,
+from analyzer.report.context import Context, Table
+from analyzer.report.fmt import fmt_ms, short_label
+from analyzer.report.sections import (
     facts_table,
-    ms,
     no_recommendation,
     switch_table,
     top_table,
@@ -22,7 +21,9 @@ from analyzer.report.markdown import (
     unparsed_table,
     warnings_table,
 )
+from analyzer.results import Analysis
 from analyzer.summary import histogram, matched_only
+from analyzer.vocab import COMPONENTS, TOTAL_AND_COMPONENTS, Component, ms_column
 
 MISSING_PLOTLY = "--format html needs plotly: pip install 'dgtrace[html]'"
 #: above this many writes the timeline shows the slowest write of each time bin, not every write
@@ -48,7 +49,12 @@ BINS: tuple[tuple[str, float], ...] = (
     ("6h", 21600),
     ("1d", 86400),
 )
-COLORS = {"total": "#4c72b0", "network": "#e69f00", "rfs_io": "#d62728", "rfs_other": "#9467bd"}
+COLORS = {
+    "total": "#4c72b0",
+    Component.NETWORK: "#e69f00",
+    Component.RFS_IO: "#d62728",
+    Component.RFS_OTHER: "#9467bd",
+}
 #: no plotly logo link and no "Share chart" button (it would upload the data to Plotly Cloud)
 CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True}
 #: the page may run its own inline script and nothing else: no request leaves the file
@@ -128,14 +134,14 @@ def timeline_figure(c: Context) -> Any:
     binned = "slowest of %{customdata[5]} writes<br>" if points["in_bin"].max() != 1 else ""
     bars = points.select(_x("bar")).to_series().to_list()
     fig = go.Figure()
-    for comp in insights.COMPONENTS:
+    for comp in COMPONENTS:
         fig.add_bar(
             x=bars,
-            y=points[f"{comp}_ms"].to_list(),
-            name=insights.NAMES[comp],
+            y=points[comp.column].to_list(),
+            name=comp.label,
             marker={"color": COLORS[comp], "line": {"width": 0}},
             customdata=custom,
-            hovertemplate=HOVER + binned + insights.NAMES[comp] + ": %{y:.3f} ms<extra></extra>",
+            hovertemplate=HOVER + binned + comp.label + ": %{y:.3f} ms<extra></extra>",
         )
     _add_switches(fig, c.switches.switches, float(points.select(pl.col("total_ms").max()).item() or 1.0))
     _add_warnings(fig, c)
@@ -188,11 +194,10 @@ def histogram_figure(writes: pl.DataFrame) -> Any:
 
     fig = go.Figure()
     buckets: list[str] = []
-    for column in doc.HISTOGRAM_COMPONENTS:
-        name = column.removesuffix("_ms")
-        counts = histogram(writes, column)
+    for name in TOTAL_AND_COMPONENTS:
+        counts = histogram(writes, ms_column(name))
         buckets = max(buckets, counts["bucket"].to_list(), key=len)
-        label = insights.NAMES.get(name, name)
+        label = name.label if isinstance(name, Component) else name
         fig.add_bar(x=counts["bucket"].to_list(), y=counts["count"].to_list(), name=label, marker_color=COLORS[name])
     return _styled(
         fig,
@@ -211,9 +216,9 @@ def top_figure(c: Context, top: int) -> Any:
     rows = insights.top_writes(c.analysis.writes, top, c.switches)
     labels = [f"{i}. msgid {m} (thread {t})" for i, (m, t) in enumerate(rows.select("msgid", "thread").iter_rows(), 1)]
     fig = go.Figure()
-    for comp in insights.COMPONENTS:
-        values = rows[f"{comp}_ms"].to_list()
-        fig.add_bar(y=labels, x=values, orientation="h", name=insights.NAMES[comp], marker_color=COLORS[comp])
+    for comp in COMPONENTS:
+        values = rows[comp.column].to_list()
+        fig.add_bar(y=labels, x=values, orientation="h", name=comp.label, marker_color=COLORS[comp])
     return _styled(
         fig,
         f"Top {top} slowest writes: breakdown",
@@ -239,7 +244,7 @@ def _table(t: Table) -> str:
 
 def _files_table(c: Context) -> Table:
     keys = ("role", "process", "instance", "host", "thread", "version", "first_at", "last_at", "time_zone")
-    rows = [(doc.short_label(f["file"], c.labels), *(str(f.get(k) or "") for k in keys)) for f in doc.files(c.analysis)]
+    rows = [(short_label(f["file"], c.labels), *(str(f.get(k) or "") for k in keys)) for f in doc.files(c.analysis)]
     return Table(("file", *keys), rows)
 
 
@@ -247,7 +252,7 @@ def _switch_list(c: Context) -> Table:
     frame = c.switches.switches.select(
         "thread", "from_seq", "to_seq", _x("at"), "writes_near", "slow_near", "max_total_ms"
     )
-    rows = [(*(str(v) for v in r[:-1]), ms(r[-1])) for r in frame.iter_rows()]
+    rows = [(*(str(v) for v in r[:-1]), fmt_ms(r[-1])) for r in frame.iter_rows()]
     return Table(("thread", "from seq", "to seq", "at (UTC)", "writes near", "slow near", "max total ms"), rows)
 
 
@@ -288,7 +293,7 @@ def _sections(c: Context, top: int) -> list[tuple[str, str]]:
     return [*out, ("Files", _table(_files_table(c)))]
 
 
-def render_html(a: api.Analysis, out: TextIO, top: int) -> None:
+def render_html(a: Analysis, out: TextIO, top: int) -> None:
     """Write the report as one self-contained HTML page.
 
     Raises:

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.text import Text
 
 from analyzer import inventory
-from analyzer.api import Analysis
 from analyzer.report import model
 from analyzer.report.text import IDENTITY, identity_cells, make_table
+from analyzer.results import Analysis
 
 
 def render_inventory_text(a: Analysis, out: TextIO) -> None:

@@ -22,8 +22,8 @@ from typing import Any, BinaryIO, TextIO
 import polars as pl
 
 from analyzer import insights
-from analyzer.api import Analysis
 from analyzer.report.model import coverage, files, iso_exprs, iso_frame, summary
+from analyzer.results import Analysis
 
 #: rows rendered per slice (about 40 MB of JSON for the writes table): bounds what polars holds
 #: at once, which for one `sink_csv` of the whole table grows to most of the output

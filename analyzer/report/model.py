@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 import polars as pl
 
-from analyzer import api, insights, inventory
+from analyzer import insights, inventory
+from analyzer.report.facts import oracle_versions
+from analyzer.results import Analysis
+from analyzer.results import coverage as file_coverage
 from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
+from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
 SCHEMA_VERSION = 1
 #: at most this many unparsed lines are listed per file (all are counted)
 UNPARSED_LISTED = 200
-HISTOGRAM_COMPONENTS = ("total_ms", "network_ms", "rfs_io_ms", "rfs_other_ms")
+HISTOGRAM_COMPONENTS = tuple(ms_column(m) for m in TOTAL_AND_COMPONENTS)
 
 
 #: how `iso_frame` writes a datetime (stamps are UTC)
@@ -41,7 +44,7 @@ def _iso(value: object) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if isinstance(value, datetime) else None
 
 
-def notes(a: api.Analysis) -> list[str]:
+def notes(a: Analysis) -> list[str]:
     """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
     out = inventory.findings(a)
     warned = a.writes["warning"].drop_nulls().cast(pl.String)
@@ -68,13 +71,16 @@ def log_switches(sw: insights.SwitchAnalysis) -> dict[str, Any]:
     }
 
 
-def summary(a: api.Analysis, top: int) -> dict[str, Any]:
-    """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations."""
+def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = None) -> dict[str, Any]:
+    """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations.
+
+    `switches`: the log-switch analysis of `a.writes` when the caller already has it.
+    """
     w = a.writes
     slow = w.filter(pl.col("slow"))
     matched = int(w["matched"].sum())
-    switches = insights.analyze_log_switches(w)
-    advice = insights.recommendations(w, a.options.threshold_ms, switches, insights.oracle_versions(a))
+    switches = switches or insights.analyze_log_switches(w)
+    advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a))
     return {
         "schema_version": SCHEMA_VERSION,
         "threshold_ms": a.options.threshold_ms,
@@ -101,28 +107,28 @@ def summary(a: api.Analysis, top: int) -> dict[str, Any]:
     }
 
 
-def files(a: api.Analysis) -> list[dict[str, Any]]:
+def files(a: Analysis) -> list[dict[str, Any]]:
     """One entry per input file (the inventory's row, plus zone, tim and evidence) and per skipped input."""
     out: list[dict[str, Any]] = []
     for row, f in zip(iso_frame(inventory.table(a)).to_dicts(), a.files, strict=True):
-        tim = f.tables.tim
-        extra = {"time_zone": f.tables.zone, "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors}}
-        out.append({**row, **extra, "evidence": f.tables.info.evidence, "skipped": None})
+        tim = f.reduced.tim
+        extra = {"time_zone": f.reduced.zone, "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors}}
+        out.append({**row, **extra, "evidence": f.reduced.info.evidence, "skipped": None})
     out += [{"file": s.label, "role": None, "skipped": s.reason} for s in a.skipped]
     return out
 
 
-def coverage(a: api.Analysis) -> list[dict[str, Any]]:
+def coverage(a: Analysis) -> list[dict[str, Any]]:
     """Per file: lines = parsed + ignored + unparsed, with the unparsed lines and their reasons."""
     out = []
-    for row, f in zip(api.coverage(a.files).to_dicts(), a.files, strict=True):
+    for row, f in zip(file_coverage(a.files).to_dicts(), a.files, strict=True):
         listed = f.parsed.tables["unparsed"].head(UNPARSED_LISTED)
         row["unparsed_lines"] = listed.to_dicts()
         out.append(row)
     return out
 
 
-def document(a: api.Analysis, top: int) -> dict[str, Any]:
+def document(a: Analysis, top: int) -> dict[str, Any]:
     """`{"summary", "writes", "unmatched", "files", "coverage", "timeline"}` (see README, "Output contract")."""
     return {
         "summary": summary(a, top),
@@ -132,26 +138,3 @@ def document(a: api.Analysis, top: int) -> dict[str, Any]:
         "coverage": coverage(a),
         "timeline": _rows(insights.per_minute(a.writes)),
     }
-
-
-def fmt_ms(value: float | None, resolution_ms: float | None = None) -> str:
-    """Milliseconds with as many decimals as the stamps allow (3 when the resolution is unknown).
-
-    A difference of millisecond stamps (resolution 1-2 ms) is shown without decimals, so a
-    0.3 ms split is never presented as a measured fact.
-    """
-    if value is None:
-        return ""
-    decimals = 3 if resolution_ms is None else 0 if resolution_ms >= 0.5 else 1 if resolution_ms >= 0.05 else 3
-    text = f"{value:,.{decimals}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0"
-
-
-def short_label(label: str, labels: list[str]) -> str:
-    """A label relative to the common directory of all labels (for terminal tables)."""
-    parents = [os.path.dirname(x) for x in labels]
-    try:
-        common = os.path.commonpath(parents) if parents and all(parents) else ""
-    except ValueError:  # absolute and relative paths mixed
-        return label
-    return os.path.relpath(label, common) if common else label

@@ -14,11 +14,13 @@ from rich.table import Table
 from rich.text import Text
 
 from analyzer import inventory
-from analyzer.api import Analysis
 from analyzer.report import model as doc
+from analyzer.report.fmt import fmt_ms, short_label
+from analyzer.results import Analysis
 from analyzer.summary import component_stats, histogram, slowest, verdict_totals
+from analyzer.vocab import COMPONENTS, Component
 
-_VERDICT_STYLE = {"network": "yellow", "rfs_io": "red", "rfs_other": "magenta"}
+_VERDICT_STYLE: dict[str, str] = {Component.NETWORK: "yellow", Component.RFS_IO: "red", Component.RFS_OTHER: "magenta"}
 
 
 def make_table(title: str, console: Console, *columns: str) -> Table:
@@ -41,10 +43,6 @@ def make_table(title: str, console: Console, *columns: str) -> Table:
     return table
 
 
-def _ms(value: Any, resolution_ms: float | None = None) -> str:
-    return doc.fmt_ms(value, resolution_ms)
-
-
 #: the columns that say what a file is (this report's Files table and `dgtrace inventory`)
 IDENTITY = ("file", "role", "process", "instance", "host", "thread", "version", "first (UTC)")
 
@@ -52,7 +50,7 @@ IDENTITY = ("file", "role", "process", "instance", "host", "thread", "version", 
 def identity_cells(row: dict[str, Any], labels: list[str]) -> list[str]:
     """The IDENTITY cells of one row of `inventory.table`."""
     first = row["first_at"].strftime("%Y-%m-%d %H:%M:%S") if row["first_at"] else ""
-    values = [doc.short_label(row["file"], labels), *(row[k] for k in IDENTITY[1:-1]), first]
+    values = [short_label(row["file"], labels), *(row[k] for k in IDENTITY[1:-1]), first]
     return ["" if v is None else str(v) for v in values]
 
 
@@ -61,8 +59,8 @@ def _files(a: Analysis, console: Console) -> Table:
     labels = rows["file"].to_list()
     t = make_table("Files", console, *IDENTITY, "last (UTC)", "zone")
     for row, f in zip(rows.iter_rows(named=True), a.files, strict=True):
-        last = f.tables.last_at.strftime("%H:%M:%S") if f.tables.last_at else ""
-        t.add_row(*identity_cells(row, labels), last, f.tables.zone)
+        last = f.reduced.last_at.strftime("%H:%M:%S") if f.reduced.last_at else ""
+        t.add_row(*identity_cells(row, labels), last, f.reduced.zone)
     return t
 
 
@@ -85,7 +83,7 @@ def _matching(a: Analysis) -> Text:
 def _stats(a: Analysis, console: Console) -> Table:
     t = make_table("Components (ms)", console, "component", "count", "mean", "p50", "p90", "p99", "max")
     for row in component_stats(a.writes).iter_rows():
-        t.add_row(row[0], str(row[1]), *(_ms(v) for v in row[2:]))
+        t.add_row(row[0], str(row[1]), *(fmt_ms(v) for v in row[2:]))
     return t
 
 
@@ -109,9 +107,9 @@ def _verdicts(a: Analysis, console: Console) -> Table:
         t.add_row(
             Text(verdict or "", style=_VERDICT_STYLE.get(verdict or "", "")),
             str(writes),
-            _ms(total),
+            fmt_ms(total),
             str(slow),
-            _ms(slow_total),
+            fmt_ms(slow_total),
         )
     return t
 
@@ -126,24 +124,22 @@ def _top(a: Analysis, console: Console, top: int) -> Table:
         "seq",
         "msgid",
         "total",
-        "network",
-        "rfs_io",
-        "rfs_other",
+        *COMPONENTS,
         "verdict",
         "evidence",
     )
     for w in slowest(a.writes, top).iter_rows(named=True):
         sides = [(w["primary_file"], w["primary_line"]), (w["standby_file"], w["standby_line"])]
-        evidence = "\n".join(f"{doc.short_label(f, labels)}:{n}" for f, n in sides if f is not None)
+        evidence = "\n".join(f"{short_label(f, labels)}:{n}" for f, n in sides if f is not None)
         t.add_row(
             w["sent_at"].strftime("%Y-%m-%d %H:%M:%S.%f"),
             str(w["thread"]),
             str(w["seq"]),
             str(w["msgid"]),
-            _ms(w["total_ms"], w["resolution_ms"]),
-            _ms(w["network_ms"], w["resolution_ms"]),
-            _ms(w["rfs_io_ms"]),
-            _ms(w["rfs_other_ms"], w["resolution_ms"]),
+            fmt_ms(w["total_ms"], w["resolution_ms"]),
+            fmt_ms(w["network_ms"], w["resolution_ms"]),
+            fmt_ms(w["rfs_io_ms"]),
+            fmt_ms(w["rfs_other_ms"], w["resolution_ms"]),
             Text(w["verdict"] or "one side only", style=_VERDICT_STYLE.get(w["verdict"] or "", "")),
             evidence,
         )
@@ -161,9 +157,7 @@ def _warnings(a: Analysis, console: Console) -> Table:
         "size KB",
         "msgid",
         "remote",
-        "network",
-        "rfs_io",
-        "rfs_other",
+        *COMPONENTS,
         "verdict",
         "evidence",
     )
@@ -175,12 +169,12 @@ def _warnings(a: Analysis, console: Console) -> Table:
             str(w["elapsed_ms"]),
             str(w["size_kb"] or ""),
             str(w["msgid"] or "-"),
-            _ms(w["remote_total_ms"]),
-            _ms(w["network_ms"]),
-            _ms(w["rfs_io_ms"]),
-            _ms(w["rfs_other_ms"]),
+            fmt_ms(w["remote_total_ms"]),
+            fmt_ms(w["network_ms"]),
+            fmt_ms(w["rfs_io_ms"]),
+            fmt_ms(w["rfs_other_ms"]),
             w["verdict"] or "no remote write found",
-            f"{doc.short_label(w['file'], labels)}:{w['line']}",
+            f"{short_label(w['file'], labels)}:{w['line']}",
         )
     return t
 
@@ -217,7 +211,7 @@ def _coverage(a: Analysis, console: Console) -> Table:
         un = f.parsed.tables["unparsed"]
         reason = f"line {un['line'][0]}: {un['reason'][0]}" if un.height else ""
         t.add_row(
-            doc.short_label(f.source.label, labels),
+            short_label(f.source.label, labels),
             str(f.stats.lines),
             str(sum(f.parsed.parsed.values())),
             str(sum(f.parsed.ignored.values())),

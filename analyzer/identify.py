@@ -1,4 +1,4 @@
-"""Classification of a parsed trace file: role, process, instance, host, thread, version.
+"""What a trace file is: role, process, instance, host, thread, version (from its own evidence).
 
 Taken from the header when there is one, else from the file name, else from the content (a
 file trimmed by TFA has no header, but its `Server received` lines make it RFS).
@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 
 import polars as pl
+
+from analyzer.vocab import CLIENT_KINDS, SERVER_KINDS, Role
 
 #: process name -> role (primary senders and log writers; standby receivers)
 PRIMARY_PROCESSES = re.compile(r"^(LGWR|LG\d\d|NSS\d+|NSA\d+|LNS\d*|TT\d\d)$")
@@ -32,7 +34,7 @@ class FileInfo:
     """What a trace file is; `evidence` says where each fact came from."""
 
     label: str
-    role: str
+    role: Role
     process: str | None
     instance: str | None
     host: str | None
@@ -80,8 +82,8 @@ def _thread(header: pl.DataFrame) -> int | None:
     return number or None
 
 
-def classify_file(label: str, name: str, header: pl.DataFrame, messages: pl.DataFrame) -> FileInfo:
-    """Classify one file from its header lines, its name and its 16410 messages."""
+def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.DataFrame) -> FileInfo:
+    """Identify one file from its header lines, its name and its 16410 messages."""
     evidence: list[str] = []
     by_name = _NAME.match(name)
     process = _process_from_header(header)
@@ -91,17 +93,17 @@ def classify_file(label: str, name: str, header: pl.DataFrame, messages: pl.Data
         process = by_name["pname"].upper()
         evidence.append("process from file name")
     kinds = set(messages["kind"].unique().to_list()) if messages.height else set()
-    client = bool(kinds & {"client_send", "client_recv"})
-    server = bool(kinds & {"server_recv", "server_done"})
+    client = bool(kinds & set(CLIENT_KINDS))
+    server = bool(kinds & set(SERVER_KINDS))
     if client and server:
-        role = "unknown"
+        role = Role.UNKNOWN
         evidence.append("both client and server 16410 messages: role unclear")
     elif client or (process and PRIMARY_PROCESSES.match(process)):
-        role = "primary"
+        role = Role.PRIMARY
     elif server or (process and STANDBY_PROCESSES.match(process)):
-        role = "standby"
+        role = Role.STANDBY
     else:
-        role = "other"
+        role = Role.OTHER
     if (client or server) and not process:
         process = "RFS" if server else "NSS"
         evidence.append("process from content (16410 messages)")

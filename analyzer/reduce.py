@@ -1,12 +1,12 @@
-"""Tables stage: a parsed file, chunk by chunk -> the writes it saw (exchanges) in UTC.
+"""Reduce stage: a parsed file, chunk by chunk -> the writes it saw on its host (exchanges), in UTC.
 
 Per chunk, each 16410 message gets its transport stamp (the MAA paper's rule: `Client
 sending`, `Server received` and `Server finished` take the krs stamp that follows them,
 `Client received` the one before it; a stamp is only taken if no other message stands between,
 and a stamp two messages would take goes to neither, both reported). Then the two messages of
-each write in one process are paired (`analyzer.match.pair_events`) and the RFS waits between
-a `Server received` and its `Server finished` are summed (`analyzer.attribute.wait_sums`).
-Only the pairs and the few messages still waiting for their partner are kept: the per-line
+each write in one process are paired (`analyzer.pairing.pair_events`) and the RFS waits between
+a `Server received` and its `Server finished` are summed (`analyzer.pairing.wait_sums`).
+Only the exchanges and the few messages still waiting for their partner are kept: the per-line
 tables of a chunk are dropped once it is reduced, so memory follows the number of writes, not
 the number of lines. The reader cuts chunks just before a message that opens a write
 (`analyzer.read`), so in a well-formed trace no write spans two chunks.
@@ -24,60 +24,41 @@ from datetime import datetime
 
 import polars as pl
 
-from analyzer.attribute import wait_columns, wait_sums
-from analyzer.classify import FileInfo, classify_file
-from analyzer.match import FIRST_KINDS, pair_events
+from analyzer.identify import FileInfo, identify_file
+from analyzer.pairing import pair_events, wait_columns, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
 from analyzer.schemas import (
     ADR,
+    ANCHORS,
+    BOUNDARY_WAITS,
     CAT,
-    CHUNK_EVENTS,
-    EDGE_WAITS,
     EXCHANGES,
     KRS,
-    LOOSE,
     MESSAGES,
+    PENDING,
+    STAMPED,
     UNMATCHED,
     UTC,
     WAITS,
+    ZONE_LINES,
     empty,
 )
 from analyzer.spill import IN_MEMORY, INDEX, Piece, Spill
-from analyzer.tim import ANCHORS, TimClock, anchor_rows, read_tim
-from analyzer.units import parse_offset
+from analyzer.tim import TimClock, anchor_rows, read_tim
+from analyzer.units import format_offset
+from analyzer.vocab import BACKWARD_KINDS, FORWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
+from analyzer.zones import TimeZones, to_utc, utc_columns, zone_lines
 
-FORWARD_KINDS = ("client_send", "server_recv", "server_done")
-BACKWARD_KINDS = ("client_recv",)
 #: columns of a message that its exchange keeps, as a_<column> (opening) and b_<column> (closing)
 PAYLOAD = ["line", "ord", "zkey", "local", "res_us"]
 #: parse tables a file keeps whole (small: header, markers, rejected lines, log writer lines)
 KEPT_TABLES = ("unparsed", "header", "markers", "lgwr")
-SERVER_KINDS = ("server_recv", "server_done")
 #: at most this many waits before a file's first message are kept for a write spanning two segments
 HEAD_WAITS = 10_000
 #: at most this many waits are carried for a write left open at the end of a chunk
 CARRY_WAITS = 100_000
 #: the exchange columns that find match candidates (`Exchanges.load(narrow=True)`)
 NARROW = ["file", "stream", "thread", "seq", "msgid", "oper", "client", "a_at"]
-#: a file's ISO ADR lines: where its UTC offset changes
-ZONE_LINES = pl.Schema({"zone_line": pl.Int64(), "utc_offset_min": pl.Int32()})
-
-
-@dataclass(frozen=True)
-class TimeZones:
-    """UTC offsets (minutes) for files without ISO ADR lines: per host, else the default."""
-
-    default_min: int | None = None
-    per_host: dict[str, int] = field(default_factory=dict)
-
-    def for_host(self, host: str | None) -> tuple[int, str]:
-        """The offset for a host and where it came from."""
-        for name in (host, (host or "").split(".")[0]):  # `prim01` also names `prim01.example.com`
-            if name and name in self.per_host:
-                return self.per_host[name], f"--tz {name}="
-        if self.default_min is not None:
-            return self.default_min, "--tz"
-        return 0, "assumed UTC (no zone in the file; use --tz)"
 
 
 @dataclass(frozen=True)
@@ -130,17 +111,17 @@ class Exchanges:
 
 
 @dataclass(frozen=True)
-class FileTables:
-    """A file after the tables stage."""
+class ReducedFile:
+    """A file after the reduce stage: what it is, and the writes it saw on its host."""
 
     info: FileInfo
     #: writes paired inside the file (`Exchanges.collect()` gives them with schema EXCHANGES;
     #: pieces spilled by `analyzer.api.analyze` are gone once it returns)
     exchanges: Exchanges
-    #: messages whose partner may be in another segment of the process (schema LOOSE)
-    loose: pl.DataFrame
-    #: RFS waits no write of the file took (schema EDGE_WAITS)
-    edge_waits: pl.DataFrame
+    #: messages whose partner may be in another segment of the process (schema PENDING)
+    pending: pl.DataFrame
+    #: RFS waits no write of the file took (schema BOUNDARY_WAITS)
+    boundary_waits: pl.DataFrame
     #: messages that can never pair, with the reason (schema UNMATCHED, `side` still null)
     unmatched: pl.DataFrame
     lgwr: pl.DataFrame
@@ -194,58 +175,15 @@ def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
     return held.join(keys, on=INDEX, how="anti", nulls_equal=True).height == 0
 
 
-def zone_lines(adr: pl.DataFrame) -> pl.DataFrame:
-    """The ISO ADR lines of a file (zone_line, utc_offset_min), in line order."""
-    return (
-        adr.filter(pl.col("utc_offset_min").is_not_null())
-        .sort("line")
-        .select(zone_line=pl.col("line"), utc_offset_min=pl.col("utc_offset_min"))
-    )
-
-
-def utc_columns(
-    frame: pl.DataFrame, columns: dict[str, tuple[str, str]], zones: pl.DataFrame, fallback_min: int
-) -> pl.DataFrame:
-    """Add UTC columns: {out: (naive local column, line whose zone applies)}, row order kept.
-
-    The zone of a line is the offset of the nearest ISO ADR line before it (else the file's
-    first one), or `fallback_min` when the file has none. Most files keep one offset: then it
-    is a constant, with no join.
-    """
-    offsets = zones["utc_offset_min"].unique()
-    for out, (local, key) in columns.items():
-        if len(offsets) <= 1:
-            minutes: pl.Expr = pl.lit(int(offsets[0]) if len(offsets) else fallback_min)
-            frame = frame.with_columns(_offset=minutes)
-        else:
-            first = int(zones["utc_offset_min"][0])
-            found = (
-                frame.select(_row=pl.int_range(pl.len()), _key=pl.col(key))
-                .sort("_key")
-                .join_asof(zones, left_on="_key", right_on="zone_line", strategy="backward")
-                .sort("_row")
-            )
-            frame = frame.with_columns(_offset=found["utc_offset_min"].fill_null(first))
-        at = (pl.col(local) - pl.duration(minutes=pl.col("_offset"))).dt.replace_time_zone("UTC")
-        frame = frame.with_columns(at.alias(out)).drop("_offset")
-    return frame
-
-
-def to_utc(events: pl.DataFrame, adr: pl.DataFrame, fallback_min: int) -> pl.DataFrame:
-    """Add `at` (UTC) to rows with `local` and a `stamp_line` (else their own `line`) giving the zone."""
-    keyed = events.with_columns(_key=pl.col("stamp_line").fill_null(pl.col("line")))
-    return utc_columns(keyed, {"at": ("local", "_key")}, zone_lines(adr), fallback_min).drop("_key")
-
-
 @dataclass
-class _Fold:
-    """What the chunks of one file have left so far (private to `tabulate`)."""
+class FileReducer:
+    """Reduces the parsed chunks of one file, in order, to its exchanges (see `reduce_file`)."""
 
     parsed: Parsed = field(default_factory=empty_parsed)
     kept: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {name: [] for name in (*KEPT_TABLES, "adr")})
     starts: list[int] = field(default_factory=list)
-    #: opening messages still waiting for their closing one (CHUNK_EVENTS)
-    carry: pl.DataFrame = field(default_factory=lambda: empty(CHUNK_EVENTS))
+    #: opening messages still waiting for their closing one (STAMPED)
+    carry: pl.DataFrame = field(default_factory=lambda: empty(STAMPED))
     #: the chunk's last message when it takes the stamp after it, and the stamps after the last
     #: message: they are stamped with the next chunk (see `_hold_back`)
     held: pl.DataFrame = field(default_factory=lambda: empty(MESSAGES))
@@ -256,7 +194,7 @@ class _Fold:
     spill: Spill = IN_MEMORY
     exchanges: list[Piece] = field(default_factory=list)
     closes: list[pl.DataFrame] = field(default_factory=list)
-    lonely: list[pl.DataFrame] = field(default_factory=list)
+    unpairable: list[pl.DataFrame] = field(default_factory=list)
     anchors: list[pl.DataFrame] = field(default_factory=list)
     pending_adr: pl.DataFrame = field(default_factory=lambda: empty(ADR).drop("digits"))
     kinds: set[str] = field(default_factory=set)
@@ -295,10 +233,10 @@ class _Fold:
             self._head(waits, events)
         self.messages += events.height
         paired = pair_events(pl.concat([self.carry, events.filter(pl.col("problem").is_null())]), PAYLOAD)
-        self.lonely.append(paired.lonely)
-        opens = pl.col("kind").is_in(list(FIRST_KINDS))
-        self.carry = paired.loose.filter(opens)
-        self.closes.append(paired.loose.filter(~opens))
+        self.unpairable.append(paired.unpairable)
+        opens = pl.col("kind").is_in(OPENING_KINDS)
+        self.carry = paired.pending.filter(opens)
+        self.closes.append(paired.pending.filter(~opens))
         server = paired.exchanges.filter(~pl.col("client"))
         sums = wait_sums(server.select("stream", "a_ord", "b_ord"), waits)
         joined = paired.exchanges.join(sums, on=["stream", "a_ord"], how="left")
@@ -308,7 +246,7 @@ class _Fold:
     def _events(self, messages: pl.DataFrame, krs: pl.DataFrame, stream: pl.Expr) -> pl.DataFrame:
         """The chunk's messages with their stamps; those with a stamp problem are set aside."""
         if not messages.height:
-            return empty(CHUNK_EVENTS)
+            return empty(STAMPED)
         events = associate(messages, krs).select(
             "line",
             ord="line",
@@ -323,12 +261,12 @@ class _Fold:
             res_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
             problem="problem",
         )
-        events = events.cast(CHUNK_EVENTS)
+        events = events.cast(STAMPED)
         self.kinds.update(events["kind"].cast(pl.String).unique().to_list())
         self.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))
         problems = events.filter(pl.col("problem").is_not_null())
         if problems.height:
-            self.lonely.append(problems.rename({"problem": "reason"}))
+            self.unpairable.append(problems.rename({"problem": "reason"}))
         return events
 
     def _head(self, waits: pl.DataFrame, events: pl.DataFrame) -> None:
@@ -343,7 +281,7 @@ class _Fold:
         chunk, and those after the chunk's last server message when it is a `Server received`
         still waiting for its `Server finished`."""
         edges: list[int] = [int(self.held["line"][0])] if self.held.height else []
-        open_recv = self.carry.filter(pl.col("kind") == "server_recv")["ord"].max()
+        open_recv = self.carry.filter(pl.col("kind") == MessageKind.SERVER_RECV)["ord"].max()
         last = events.filter(pl.col("kind").is_in(SERVER_KINDS))["ord"].max()
         if open_recv is not None and (last is None or open_recv >= last):  # type: ignore[operator]
             edges.append(open_recv)  # type: ignore[arg-type]
@@ -359,7 +297,7 @@ class _Fold:
             if isinstance(high, datetime) and (self.local_max is None or high > self.local_max):
                 self.local_max = high
 
-    def finish(self, label: str, name: str, zones: TimeZones) -> tuple[FileTables, Parsed]:
+    def finish(self, label: str, name: str, zones: TimeZones) -> tuple[ReducedFile, Parsed]:
         """Apply what the whole file tells: its classification, time zone and tim clock."""
         if self.held.height or self.held_krs.height:
             held, held_krs = self.held, self.held_krs
@@ -367,7 +305,7 @@ class _Fold:
             self._reduce(held, held_krs, self.carry_waits, _incarnation(self.starts))
         kept = {n: pl.concat(frames) if frames else empty_parsed().tables[n] for n, frames in self.kept.items()}
         kinds = pl.DataFrame({"kind": sorted(self.kinds)}, schema={"kind": pl.String})
-        info = classify_file(label, name, kept["header"], kinds)
+        info = identify_file(label, name, kept["header"], kinds)
         adr = kept["adr"]
         zl = zone_lines(adr)
         fallback, source = zones.for_host(info.host)
@@ -375,33 +313,36 @@ class _Fold:
         anchors = pl.concat(self.anchors) if self.anchors else empty(ANCHORS)
         tim = read_tim(anchors, self.waits > 0, fallback, zone_known=not assumed)
         if assumed and tim.inferred_zone_min is not None:
-            fallback, source = tim.inferred_zone_min, f"inferred from epoch tim ({_offset_text(tim.inferred_zone_min)})"
+            fallback, source = (
+                tim.inferred_zone_min,
+                f"inferred from epoch tim ({format_offset(tim.inferred_zone_min)})",
+            )
         zone = "ISO ADR lines of the file" if zl.height else source
         file = pl.lit(label, CAT)
         exchanges = Exchanges(tuple(self.exchanges), label, zl, fallback, tim)
-        loose = utc_columns(pl.concat([self.carry, *self.closes]), {"at": ("local", "zkey")}, zl, fallback)
-        loose = loose.with_columns(file=file).select(LOOSE.names()).cast(LOOSE)
-        lonely = (
-            pl.concat([frame.select(*CHUNK_EVENTS.names()[:-1], "reason") for frame in self.lonely])
-            if self.lonely
+        pending = utc_columns(pl.concat([self.carry, *self.closes]), {"at": ("local", "zkey")}, zl, fallback)
+        pending = pending.with_columns(file=file).select(PENDING.names()).cast(PENDING)
+        alone = (
+            pl.concat([frame.select(*STAMPED.names()[:-1], "reason") for frame in self.unpairable])
+            if self.unpairable
             else None
         )
         unmatched = empty(UNMATCHED)
-        if lonely is not None and lonely.height:
-            lonely = utc_columns(lonely, {"at": ("local", "zkey")}, zl, fallback).with_columns(
+        if alone is not None and alone.height:
+            alone = utc_columns(alone, {"at": ("local", "zkey")}, zl, fallback).with_columns(
                 file=file, side=pl.lit(None, pl.String)
             )
-            unmatched = lonely.select(UNMATCHED.names()).cast(UNMATCHED).sort("line")
-        edge = pl.concat(
+            unmatched = alone.select(UNMATCHED.names()).cast(UNMATCHED).sort("line")
+        boundary = pl.concat(
             [self.head_waits if self.head_waits is not None else self.carry_waits.clear(), self.carry_waits]
         )
         lgwr = to_utc(_lgwr_times(kept["lgwr"], adr), adr, fallback).with_columns(file=pl.lit(label))
         first_at, last_at = _span(self.local_min, self.local_max, zl, fallback)
-        tables = FileTables(
+        tables = ReducedFile(
             info,
             exchanges,
-            loose,
-            _edge_waits(edge, tim),
+            pending,
+            _boundary_waits(boundary, tim),
             unmatched,
             lgwr,
             zone,
@@ -420,20 +361,20 @@ class _Fold:
         return tables, slim
 
 
-def tabulate(
+def reduce_file(
     label: str, name: str, chunks: Iterable[Parsed], zones: TimeZones, spill: Spill = IN_MEMORY
-) -> tuple[FileTables, Parsed]:
-    """The tables of one file from its parsed chunks in order, and the parse tables kept whole
-    (KEPT_TABLES) with the file's line accounting. Exchanges go to `spill` chunk by chunk."""
-    fold = _Fold(spill=spill)
+) -> tuple[ReducedFile, Parsed]:
+    """One file from its parsed chunks in order, and the parse tables kept whole (KEPT_TABLES)
+    with the file's line accounting. Exchanges go to `spill` chunk by chunk."""
+    reducer = FileReducer(spill=spill)
     for part in chunks:
-        fold.add(part)
-    return fold.finish(label, name, zones)
+        reducer.add(part)
+    return reducer.finish(label, name, zones)
 
 
-def build_file_tables(label: str, name: str, parsed: Parsed, zones: TimeZones) -> FileTables:
-    """The tables of a file parsed as one piece."""
-    return tabulate(label, name, [parsed], zones)[0]
+def reduce_parsed(label: str, name: str, parsed: Parsed, zones: TimeZones) -> ReducedFile:
+    """A file parsed as one piece, reduced."""
+    return reduce_file(label, name, [parsed], zones)[0]
 
 
 def _hold_back(messages: pl.DataFrame, krs: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
@@ -459,20 +400,15 @@ def _stream_waits(waits: pl.DataFrame, stream: pl.Expr) -> pl.DataFrame:
     return waits.select("line", "event", "ela_us", "tim", stream=stream, ord="line")
 
 
-def _edge_waits(waits: pl.DataFrame, tim: TimClock) -> pl.DataFrame:
-    """Edge waits with tim as UTC microseconds and ela in microseconds (null tim when unanchored)."""
+def _boundary_waits(waits: pl.DataFrame, tim: TimClock) -> pl.DataFrame:
+    """Boundary waits with tim as UTC microseconds and ela in microseconds (null tim when unanchored)."""
     utc = (
         (pl.col("tim") * tim.factor + tim.offset_us).round().cast(pl.Int64)
         if tim.offset_us is not None
         else pl.lit(None, pl.Int64)
     )
     ela = (pl.col("ela_us") * tim.factor).round().cast(pl.Int64)
-    return waits.select("stream", "ord", "event", ela_us=ela, tim=utc).cast(EDGE_WAITS)
-
-
-def _offset_text(minutes: int) -> str:
-    sign = "-" if minutes < 0 else "+"
-    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    return waits.select("stream", "ord", "event", ela_us=ela, tim=utc).cast(BOUNDARY_WAITS)
 
 
 def _incarnation_starts(header: pl.DataFrame, markers: pl.DataFrame) -> list[int]:
@@ -489,7 +425,7 @@ def _incarnation_starts(header: pl.DataFrame, markers: pl.DataFrame) -> list[int
 def _incarnation(starts: list[int]) -> pl.Expr:
     """The process incarnation of each line (1, 2, ...): 1 + how many incarnation starts come
     before it (a header at line 1 counts as the first). It is the file's `stream`;
-    `analyzer.api` gives every process its own range, and messages of different streams are
+    `analyzer.segments` gives every process its own range, and messages of different streams are
     never paired.
     """
     count = pl.lit(0, pl.Int64)
@@ -514,16 +450,3 @@ def _span(
     frame = pl.DataFrame({"t": [low, high]}, schema={"t": pl.Datetime("us")})
     utc = frame.select((pl.col("t") - pl.duration(minutes=offset)).dt.replace_time_zone("UTC").cast(UTC))["t"]
     return utc[0], utc[1]
-
-
-def parse_zones(specs: list[str]) -> TimeZones:
-    """`--tz` values: `OFFSET` (all files) or `HOST=OFFSET` (files of that host)."""
-    default: int | None = None
-    per_host: dict[str, int] = {}
-    for spec in specs:
-        host, sep, offset = spec.rpartition("=")
-        if sep:
-            per_host[host] = parse_offset(offset)
-        else:
-            default = parse_offset(spec)
-    return TimeZones(default, per_host)

@@ -1,0 +1,34 @@
+"""How values are written for people: milliseconds as the stamps allow, short file labels, UTC times."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+
+
+def fmt_ms(value: float | None, resolution_ms: float | None = None) -> str:
+    """Milliseconds with as many decimals as the stamps allow (3 when the resolution is unknown).
+
+    A difference of millisecond stamps (resolution 1-2 ms) is shown without decimals, so a
+    0.3 ms split is never presented as a measured fact.
+    """
+    if value is None:
+        return ""
+    decimals = 3 if resolution_ms is None else 0 if resolution_ms >= 0.5 else 1 if resolution_ms >= 0.05 else 3
+    text = f"{value:,.{decimals}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0"
+
+
+def short_label(label: str, labels: list[str]) -> str:
+    """A label relative to the common directory of all labels (for terminal tables)."""
+    parents = [os.path.dirname(x) for x in labels]
+    try:
+        common = os.path.commonpath(parents) if parents and all(parents) else ""
+    except ValueError:  # absolute and relative paths mixed
+        return label
+    return os.path.relpath(label, common) if common else label
+
+
+def at_text(value: datetime | None) -> str:
+    """A UTC time with microseconds, empty when unknown."""
+    return value.strftime("%Y-%m-%d %H:%M:%S.%f") if value else ""

@@ -1,0 +1,64 @@
+"""The renderers of an `Analysis`, in a registry keyed by format (`--format`, `--table`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TextIO
+
+from analyzer.clock import merged_timeline
+from analyzer.insights import per_minute
+from analyzer.report.html import render_html
+from analyzer.report.machine import render_csv, render_json
+from analyzer.report.markdown import render_markdown
+from analyzer.report.model import iso_frame
+from analyzer.report.text import render_text
+from analyzer.results import Analysis
+
+
+class OutputFormat(StrEnum):
+    """Values of `--format`."""
+
+    TEXT = "text"
+    JSON = "json"
+    CSV = "csv"
+    HTML = "html"
+    MARKDOWN = "markdown"
+
+
+Renderer = Callable[[Analysis, TextIO, int], None]
+
+RENDERERS: dict[OutputFormat, Renderer] = {
+    OutputFormat.TEXT: render_text,
+    OutputFormat.JSON: render_json,
+    OutputFormat.CSV: render_csv,
+    OutputFormat.HTML: render_html,
+    OutputFormat.MARKDOWN: render_markdown,
+}
+
+
+class CsvTable(StrEnum):
+    """Values of `--table` (which table `--format csv` prints)."""
+
+    WRITES = "writes"
+    TIMELINE = "timeline"
+    EVENTS = "events"
+
+
+def render_timeline_csv(a: Analysis, out: TextIO, top: int) -> None:
+    """Write the per-minute series (the JSON `timeline` items) as CSV."""
+    del top  # the CSV is always the full table
+    out.write(iso_frame(per_minute(a.writes)).write_csv())
+
+
+def render_events_csv(a: Analysis, out: TextIO, top: int) -> None:
+    """Write every send, receive, finish and ack on one timeline (standby shifted by the clock offset)."""
+    del top
+    out.write(iso_frame(merged_timeline(a.writes, a.clock)).write_csv())
+
+
+CSV_TABLES: dict[CsvTable, Renderer] = {
+    CsvTable.WRITES: render_csv,
+    CsvTable.TIMELINE: render_timeline_csv,
+    CsvTable.EVENTS: render_events_csv,
+}

@@ -1,0 +1,113 @@
+"""What an analysis is given and what it gives: options, per-file results, the analysis.
+
+Shared by the pipeline's later stages, the facade (`analyzer.api`), the findings and the
+renderers: none of them needs the pipeline itself to know these types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import polars as pl
+
+from analyzer.archives import Limits
+from analyzer.errors import ExitCode
+from analyzer.parse import Parsed
+from analyzer.read import ReadStats
+from analyzer.reduce import ReducedFile
+from analyzer.schemas import UNPARSED, empty
+from analyzer.sources import Skipped, Source
+from analyzer.zones import TimeZones
+
+#: a write is slow when its total reaches this (ms)
+DEFAULT_THRESHOLD_MS = 100.0
+#: how far (s) a msgid match may stray from the host pair's typical send->receive gap
+DEFAULT_WINDOW_S = 60.0
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user can set for one analysis."""
+
+    #: a write is slow when total_ms >= this (ms)
+    threshold_ms: float = DEFAULT_THRESHOLD_MS
+    #: UTC offsets for files whose timestamps carry no zone
+    zones: TimeZones = field(default_factory=TimeZones)
+    #: how far (s) a msgid match may stray from the host pair's typical send->receive gap
+    window_s: float = DEFAULT_WINDOW_S
+    #: `--clock-offset HOST=MS`: a standby host's clock minus the primary's, instead of the estimate
+    clock_offsets: dict[str, float] = field(default_factory=dict)
+    #: only writes sent in [since, until) (UTC); None means open
+    since: datetime | None = None
+    until: datetime | None = None
+    #: safety limits for archives and compressed inputs
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One input file after reading, parsing and the reduce stage."""
+
+    source: Source
+    reduced: ReducedFile
+    parsed: Parsed
+    stats: ReadStats
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the renderers need."""
+
+    options: Options
+    files: list[FileResult]
+    skipped: list[Skipped]
+    writes: pl.DataFrame
+    unmatched: pl.DataFrame
+    warnings: pl.DataFrame
+    #: clock offset per (primary host, standby host), schema CLOCK
+    clock: pl.DataFrame
+    primary_exchanges: int
+    standby_exchanges: int
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """PARTIAL when some input could not be read to its end, or was lost to a limit."""
+        lost = any(f.stats.error for f in self.files) or any(s.partial for s in self.skipped)
+        return ExitCode.PARTIAL if lost else ExitCode.OK
+
+
+#: called as (label of the file being read, files done, files in all)
+ProgressHook = Callable[[str, int, int], None]
+
+
+def coverage(files: list[FileResult]) -> pl.DataFrame:
+    """Per file: lines read = parsed + ignored + unparsed, with the breakdown and read problems."""
+    rows = []
+    for f in files:
+        p = f.parsed
+        rows.append(
+            {
+                "file": f.source.label,
+                "lines": f.stats.lines,
+                "parsed": sum(p.parsed.values()),
+                "ignored": sum(p.ignored.values()),
+                "unparsed": p.unparsed,
+                "parsed_by_family": dict(sorted(p.parsed.items())),
+                "ignored_by_category": dict(sorted(p.ignored.items())),
+                "lines_with_bad_bytes": f.stats.lines_with_bad_bytes,
+                "bad_byte_lines": f.stats.bad_lines,  # the first 100 line numbers
+                "crlf_lines": f.stats.crlf_lines,
+                "cut_lines": f.stats.cut_lines,
+                "unterminated_last_line": f.stats.unterminated_last_line,
+                "read_error": f.stats.error,
+            }
+        )
+    return pl.DataFrame(rows) if rows else pl.DataFrame()
+
+
+def unparsed(files: list[FileResult]) -> pl.DataFrame:
+    """Every unparsed line of every file, with its file label."""
+    frames = [f.parsed.tables["unparsed"].with_columns(file=pl.lit(f.source.label)) for f in files]
+    return pl.concat(frames) if frames else empty(UNPARSED).with_columns(file=pl.lit(None, pl.String))

@@ -1,0 +1,124 @@
+"""Segments of one process joined, and each side's exchanges assembled for matching.
+
+A process's trace can be cut into several files (ADR segments, `TRACE CONTINUED FROM FILE`
+after a tracefile_identifier change). Files of one process (same host, instance, process and
+pid) form one stream, in time order: a write whose two messages fall into two segments is paired
+here from the messages each file left pending, with the RFS waits at the files' boundaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from analyzer.pairing import pair_events, unpaired_reason, wait_columns, wait_sums
+from analyzer.reduce import NARROW, Exchanges
+from analyzer.results import FileResult
+from analyzer.schemas import EXCHANGES, LGWR_LINES, PIECE_KEYS, UNMATCHED, empty
+from analyzer.spill import IN_MEMORY, INDEX
+from analyzer.vocab import Role
+
+#: a file's place in its process: (process number, rank of the file among that process's segments)
+Segment = tuple[int, int]
+_SEGMENT_SPAN = 1 << 40  # ord = rank * span + line: lines of later segments sort after earlier ones
+_INCARNATIONS = 1 << 10  # stream = process number * this + incarnation within the file
+
+
+def join_segments(files: list[FileResult]) -> dict[str, Segment]:
+    """The segment of every file (by label): files of one process form one stream, in time order."""
+    groups: dict[tuple[object, ...], list[FileResult]] = {}
+    for f in files:
+        i = f.reduced.info
+        key: tuple[object, ...] = (i.host, i.instance, i.process, i.pid) if i.pid and i.process else (f.source.label,)
+        groups.setdefault(key, []).append(f)
+    out: dict[str, Segment] = {}
+    for number, members in enumerate(groups.values()):
+        members.sort(key=lambda f: (f.reduced.first_at is None, f.reduced.first_at or 0, f.source.label))
+        out.update({f.source.label: (number, rank) for rank, f in enumerate(members)})
+    return out
+
+
+def _in_stream(frame: pl.DataFrame, segment: Segment) -> pl.DataFrame:
+    """Re-key a file's rows (stream = incarnation within the file) to its process stream and
+    order (`ord`, when the rows have one: lines of later segments sort after earlier ones)."""
+    number, rank = segment
+    rekeyed = frame.with_columns(stream=pl.col("stream") + number * _INCARNATIONS)
+    return rekeyed.with_columns(ord=pl.col("ord") + rank * _SEGMENT_SPAN) if "ord" in frame.columns else rekeyed
+
+
+@dataclass(frozen=True)
+class Side:
+    """The exchanges of one side: each file's store with its stream offset (segments of one
+    process share a range), and the side's messages that can never pair."""
+
+    client: bool
+    stores: list[tuple[Exchanges, int]]
+    unmatched: pl.DataFrame
+
+    def index(self) -> pl.DataFrame:
+        """Where each (thread, seq) is: (thread, seq, len, store, piece) for every piece (schema PIECE_KEYS)."""
+        frames = [
+            piece.keys.with_columns(store=pl.lit(i, pl.UInt32), piece=pl.lit(j, pl.UInt32))
+            for i, (store, _) in enumerate(self.stores)
+            for j, piece in enumerate(store.pieces)
+            if piece.rows
+        ]
+        return pl.concat(frames).cast(PIECE_KEYS) if frames else empty(PIECE_KEYS)
+
+    def load(self, index: pl.DataFrame, keys: pl.DataFrame, *, narrow: bool = False) -> pl.DataFrame:
+        """This side's exchanges of the (thread, seq) in `keys`, from the pieces that hold them
+        (`narrow`: only the columns that find candidates)."""
+        wanted = index.join(keys, on=INDEX, how="semi", nulls_equal=True).select("store", "piece").unique()
+        frames: list[pl.DataFrame] = []
+        for i, j in wanted.sort("store", "piece").iter_rows():
+            store, offset = self.stores[i]
+            rows = store.load(store.pieces[j], keys, narrow=narrow).filter(pl.col("client") == self.client)
+            frames.append(rows.with_columns(stream=pl.col("stream") + offset))
+        if frames:
+            return pl.concat(frames)
+        return empty(EXCHANGES).select(NARROW) if narrow else empty(EXCHANGES)
+
+
+def side(files: list[FileResult], role: Role, segments: dict[str, Segment]) -> Side:
+    """The exchanges of one side (files of that role), with the writes that span two segments of
+    a process paired from the files' pending messages, and that side's unmatched messages."""
+    client = role is Role.PRIMARY
+    members = [f for f in files if f.reduced.info.role == role]
+    stores = [(f.reduced.exchanges, segments[f.source.label][0] * _INCARNATIONS) for f in members]
+    pending = [_in_stream(f.reduced.pending, segments[f.source.label]) for f in members]
+    boundary = [_in_stream(f.reduced.boundary_waits, segments[f.source.label]) for f in members]
+    unmatched = [f.reduced.unmatched for f in members]
+    if pending:
+        spanning = pair_events(pl.concat(pending), ["file", "line", "ord", "at", "res_us"])
+        pairs = spanning.exchanges.filter(pl.col("client") == client)
+        if pairs.height:
+            sums = wait_sums(pairs.select("stream", "a_ord", "b_ord"), pl.concat(boundary))
+            pairs = wait_columns(pairs.join(sums, on=["stream", "a_ord"], how="left"), 1.0, 0.0)
+            pairs = pairs.rename({"a_file": "file"}).select(EXCHANGES.names()).cast(EXCHANGES)
+            stores.append((Exchanges((IN_MEMORY.put(pairs),), finished=True), 0))
+        alone = pl.concat([spanning.unpairable, spanning.pending.with_columns(reason=unpaired_reason())])
+        unmatched.append(alone.with_columns(side=pl.lit(None, pl.String)).select(UNMATCHED.names()).cast(UNMATCHED))
+    label = pl.lit(str(role), pl.String)
+    return Side(client, stores, pl.concat(unmatched).with_columns(side=label) if unmatched else empty(UNMATCHED))
+
+
+def lgwr_lines(files: list[FileResult]) -> pl.DataFrame:
+    """Log writer lines of every file with their host and redo thread (schema LGWR_LINES)."""
+    threads: dict[str, int] = {}
+    for f in files:  # an instance's thread, from its header or from the messages its NSS sent
+        info = f.reduced.info
+        if info.instance and info.role == Role.PRIMARY and f.reduced.threads:
+            threads.setdefault(info.instance, f.reduced.threads[0])
+    frames = []
+    for f in files:
+        info = f.reduced.info
+        if not f.reduced.lgwr.height:
+            continue
+        thread = info.thread or threads.get(info.instance or "")
+        frames.append(
+            f.reduced.lgwr.with_columns(host=pl.lit(info.host, pl.String), wthread=pl.lit(thread, pl.Int64)).select(
+                LGWR_LINES.names()
+            )
+        )
+    return pl.concat(frames).cast(LGWR_LINES) if frames else empty(LGWR_LINES)

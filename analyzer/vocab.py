@@ -1,0 +1,104 @@
+"""The words every stage shares: message kinds, file roles, the components of a write's time.
+
+Each is a `StrEnum`, so a value is also the plain string that tables, JSON and CSV carry
+(`MessageKind.CLIENT_SEND == "client_send"`). See docs/architecture.md for the glossary
+(message, exchange, write, pending, unpairable, boundary waits).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class MessageKind(StrEnum):
+    """An event-16410 message: which host printed it and at which moment of a remote write."""
+
+    #: t1: the primary's sender hands the redo to the network (`Client sending SQLNET request data`)
+    CLIENT_SEND = "client_send"
+    #: t4: the primary gets the standby's acknowledgement (`Client received SQLNET call`)
+    CLIENT_RECV = "client_recv"
+    #: t2: RFS has the redo (`Server received SQLNET data`)
+    SERVER_RECV = "server_recv"
+    #: t3: RFS is done with it (`Server finished processing SQLNET data`)
+    SERVER_DONE = "server_done"
+
+    @property
+    def on_client(self) -> bool:
+        """Printed by the primary's sender (the client of the transport connection)."""
+        return self in (MessageKind.CLIENT_SEND, MessageKind.CLIENT_RECV)
+
+    @property
+    def opens(self) -> bool:
+        """Opens an exchange (its partner comes later in the same process)."""
+        return self in OPENING
+
+    @property
+    def stamp_after(self) -> bool:
+        """Takes the transport stamp printed after it (the MAA paper's rule); else the one before."""
+        return self is not MessageKind.CLIENT_RECV
+
+
+#: the message that opens an exchange on each host -> the one that closes it
+OPENING = {MessageKind.CLIENT_SEND: MessageKind.CLIENT_RECV, MessageKind.SERVER_RECV: MessageKind.SERVER_DONE}
+
+# Groups of kinds as plain strings: polars takes them in `is_in` against string and categorical
+# columns alike (a list of enum members would become an Enum series, which a categorical refuses).
+OPENING_KINDS = tuple(str(k) for k in OPENING)
+CLIENT_KINDS = tuple(str(k) for k in MessageKind if k.on_client)
+SERVER_KINDS = tuple(str(k) for k in MessageKind if not k.on_client)
+#: messages that take the stamp after them, and those that take the one before
+FORWARD_KINDS = tuple(str(k) for k in MessageKind if k.stamp_after)
+BACKWARD_KINDS = tuple(str(k) for k in MessageKind if not k.stamp_after)
+
+
+class Role(StrEnum):
+    """What a trace file is to the analysis."""
+
+    #: the primary's sender (NSS, LNS, LGWR) or log writer
+    PRIMARY = "primary"
+    #: a standby's receiver (RFS)
+    STANDBY = "standby"
+    #: neither (a foreground trace, an alert log, ...)
+    OTHER = "other"
+    #: both client and server messages: contradictory evidence
+    UNKNOWN = "unknown"
+
+
+#: the sides of a remote write (the roles that carry messages)
+SIDES = (Role.PRIMARY, Role.STANDBY)
+
+
+class Component(StrEnum):
+    """A part of a write's total time; a write's verdict names its largest component."""
+
+    NETWORK = "network"
+    RFS_IO = "rfs_io"
+    RFS_OTHER = "rfs_other"
+
+    @property
+    def column(self) -> str:
+        """Its column in the writes table (milliseconds)."""
+        return f"{self.value}_ms"
+
+    @property
+    def label(self) -> str:
+        """How a sentence names it."""
+        return _LABELS[self]
+
+
+_LABELS = {
+    Component.NETWORK: "network",
+    Component.RFS_IO: "standby I/O (RFS write)",
+    Component.RFS_OTHER: "other RFS time",
+}
+#: the components in the order reports list them (a tie of the verdict goes to the first)
+COMPONENTS = tuple(Component)
+#: what the statistics describe, in report order: the total, its components, and RFS time
+MEASURES = ("total", *COMPONENTS, "rfs")
+#: the total and its components (histograms, per-minute series, plots)
+TOTAL_AND_COMPONENTS = ("total", *COMPONENTS)
+
+
+def ms_column(measure: str) -> str:
+    """The writes-table column of a measure (`total` -> `total_ms`)."""
+    return f"{measure}_ms"
