@@ -63,6 +63,17 @@ HEADER = schema(line=pl.Int64, kind=pl.String, key=pl.String, value=pl.String)
 MARKERS = schema(line=pl.Int64, marker=pl.String, path=pl.String)
 #: lines of a known family that its grammar rejected, and other input problems
 UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.String)
+#: the parse stage's tables, by name (parse stage -> reduce stage)
+PARSE_TABLES = {
+    "messages": MESSAGES,
+    "krs": KRS,
+    "adr": ADR,
+    "waits": WAITS,
+    "lgwr": LGWR,
+    "header": HEADER,
+    "markers": MARKERS,
+    "unparsed": UNPARSED,
+}
 
 #: a file's ISO ADR lines: where its UTC offset changes (analyzer.zones)
 ZONE_LINES = schema(zone_line=pl.Int64, utc_offset_min=pl.Int32)

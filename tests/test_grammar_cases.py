@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from analyzer import grammar as g
-from analyzer.parse import FAMILIES, TABLES, classify, parse_chunk
+from analyzer.parse import FAMILIES, TABLES, line_families, parse_chunk
 from scripts.regen_golden import CASES, case_document
 from tests.conftest import lines_frame
 
@@ -44,7 +44,7 @@ def test_pipeline_agrees_with_grammar(path: Path) -> None:
     expected = _expected(path)["lines"]
     text = path.read_text(encoding="utf-8").removesuffix("\n")
     frame = lines_frame(text)
-    families = [FAMILIES[c] for c in classify(frame, in_header=False)["family"].to_list()]
+    families = [FAMILIES[c] for c in line_families(frame, in_header=False)["family"].to_list()]
     assert set(families) == {path.parent.name}
     parsed, _ = parse_chunk(frame, in_header=False)
     got: dict[int, dict[str, object]] = {}

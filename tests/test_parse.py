@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer import grammar as g
-from analyzer.parse import MESSAGE_PREFIXES, TABLES, merge, parse_chunk, record_row
+from analyzer.grammar import MESSAGE_PREFIXES
+from analyzer.parse import TABLES, merge, parse_chunk, record_row
 from tests.conftest import lines_frame
 
 KIND_TEXT = list(MESSAGE_PREFIXES.values())

@@ -23,13 +23,12 @@ from hypothesis import strategies as st
 
 from analyzer import grammar as g
 from analyzer.api import Options, analyze
+from analyzer.grammar import LGWR_PREFIXES, MESSAGE_PREFIXES
 from analyzer.parse import (
     FAMILIES,
-    LGWR_PREFIXES,
-    MESSAGE_PREFIXES,
     OTHER_10046_PREFIXES,
     TABLES,
-    classify,
+    line_families,
     parse_chunk,
     record_row,
     split_families,
@@ -103,7 +102,7 @@ lines = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join
 def test_classification_follows_the_priority_order(texts: list[str], in_header: bool) -> None:
     frame = lines_frame("\n".join(texts)) if texts else lines_frame("").clear()
     expected, expected_end = reference_families(texts, in_header)
-    assert [FAMILIES[c] for c in classify(frame, in_header)["family"].to_list()] == expected
+    assert [FAMILIES[c] for c in line_families(frame, in_header)["family"].to_list()] == expected
     assert split_families(frame, in_header)[1] == expected_end
 
 

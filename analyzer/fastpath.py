@@ -1,0 +1,352 @@
+"""The parse stage's fast paths: canonical spellings of the hot line shapes, parsed vectorised.
+
+Each fast path checks the canonical spelling of its shape (a strict subset of what the family's
+grammar accepts) with anchored regexes without capture groups, then takes the fields by
+position; rows that fail the check, or whose numbers do not fit, are returned for the grammar
+(`analyzer.parse` sends them to lark). Each returns `(rows per parse table, rest)`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Callable
+
+import polars as pl
+
+from analyzer.grammar import MESSAGE_PREFIXES
+from analyzer.schemas import ADR, KRS, LGWR, MESSAGES, WAITS, empty
+
+#: a fast path: rows of one family (line, text) -> (rows per parse table, rows left for the grammar)
+FastPath = Callable[[pl.DataFrame], tuple[dict[str, pl.DataFrame], pl.DataFrame]]
+
+# Each fast path checks the canonical spelling of its shape (a strict subset of what the grammar
+# accepts) with anchored regexes without capture groups, then takes the fields by position.
+# Rows that fail the check, or whose numbers do not fit, go to lark. Trace lines repeat all but
+# a few numbers, so the text parts are checked and parsed once per distinct value and joined
+# back; per row remain the numbers (digits only: `_digits`) and, for stamps, a regex on the first
+# 31 characters or so. Offsets from `str.find` count bytes and `str.slice` counts characters, so
+# a key that is sliced at found offsets must be ASCII (`_ascii`).
+#
+# Dates: years 1000-9999 and seconds 00-59 only; year 0 and second 60 are no `datetime` for the
+# grammar, while polars would take them (chrono reads 60 as a leap second).
+_DATE_TIME = r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-5][0-9]"
+_MESSAGE_TEXTS = "|".join(re.escape(text) for text in MESSAGE_PREFIXES.values())
+#: a message line less its ` msgid=<n>`: one of a few hundred values per chunk (kinds x log sequences)
+MESSAGE_KEY_SHAPE = (
+    rf"^(?:\.\.\. )?(?:{_MESSAGE_TEXTS}) \[[A-Za-z0-9_]+\](?: response)? oper='[^']*'"
+    r" flag=(?:0x[0-9a-fA-F]+|-?[0-9]+) thrd=[0-9]+ seq=[0-9]+$"
+)
+_KRS_SOURCE = r"(?:[0-9]+ [A-Za-z_][A-Za-z0-9_]*\.c|\[[A-Za-z_][A-Za-z0-9_]*\.c:[0-9]+\])"
+KRS_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}} {_KRS_SOURCE}$"
+KRS_SOURCE_SHAPE = rf"^{_KRS_SOURCE}$"
+ADR_LOCAL_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}$"
+ADR_ISO_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}(?: \((?:[^()]|\([^()]*\))*\))?$"
+#: a WAIT line less its ` tim=<n>`; parameter values are printable ASCII (the grammar ends a value
+#: at any white space, a form feed too)
+WAIT_KEY_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [A-Za-z#_][^=']*=[!-~]+)*$"
+_LOG_WRITE = "Warning: log write elapsed time "
+LOG_WRITE_SHAPE = rf"^{_LOG_WRITE}[0-9]+ms, size [0-9]+KB$"
+#: a message kind by the first 8 characters of its text ("Client s", "Server f", ...)
+_KIND_BY_START = {text[:8]: kind for kind, text in MESSAGE_PREFIXES.items()}
+#: where the fraction of a `*** YYYY-MM-DD HH:MM:SS.f` stamp starts
+_FRACTION_AT = 24
+
+
+def _int(expr: pl.Expr) -> pl.Expr:
+    return expr.cast(pl.Int64, strict=False)
+
+
+def _ascii(expr: pl.Expr) -> pl.Expr:
+    """No character beyond ASCII, so byte offsets (`str.find`) are character offsets (`str.slice`)."""
+    return expr.str.len_bytes() == expr.str.len_chars()
+
+
+def _keep(out: pl.DataFrame, required: list[str], schema: pl.Schema) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows whose required fields converted, as `schema`; the others as line + text, for lark)."""
+    ok = pl.all_horizontal([pl.col(c).is_not_null() for c in required])
+    return out.filter(ok).select(schema.names()), out.filter(~ok).select("line", "text")
+
+
+def _per_distinct(rows: pl.DataFrame, key: str, parse: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
+    """Rows with the columns `parse` derives from their `key`, computed once per distinct key.
+
+    `parse` gets a frame of the distinct keys and returns those it accepts with their fields;
+    the rows of the others get nulls (and go to lark). Row order is kept. Only the key column goes
+    through the join (one row per row: the distinct keys are unique), not the text.
+    """
+    fields = parse(rows.select(pl.col(key).unique()))
+    found = rows.select(key).join(fields, on=key, how="left", maintain_order="left").drop(key)
+    return rows.drop(key).hstack(found)
+
+
+def messages(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """Canonical 16410 messages -> MESSAGES rows; the rest is returned for the grammar.
+
+    A message line is `<key> msgid=<n>`, where the key (kind, function, oper, flag, thread,
+    sequence) repeats from line to line: it is checked and parsed once per distinct value, and
+    only the msgid is taken per row (see `_by_number_end`).
+    """
+    if rows.is_empty():
+        return {"messages": empty(MESSAGES)}, rows.select("line", "text")
+    found, rest = _by_number_end(rows, " msgid=", _messages)
+    return {"messages": found}, rest
+
+
+def _messages(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    out = _per_distinct(cut, "_key", functools.partial(_message_keys, suffix=suffix))
+    return _keep(out.with_columns(msgid=_digits(pl.col("_number"))), ["kind", "thread", "seq", "msgid"], MESSAGES)
+
+
+def _by_number_end(
+    rows: pl.DataFrame, marker: str, parse: Callable[[pl.DataFrame, str], tuple[pl.DataFrame, pl.DataFrame]]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Lines `<key><marker><n>` cut into `_key` and `_number`, parsed by `parse(cut, suffix)`; in line order.
+
+    On most lines of a chunk the number has as many digits as on its first lines (a guess, which
+    the key's shape checks): those lines are cut that many characters before their end, at a
+    fixed offset (cheaper than a search), and their key ends with the marker (`suffix`). Numbers
+    grow a digit now and then: the lines `parse` rejects get another guess, and those left are
+    cut at their first marker (a key that holds the marker is cut short there, fails its shape
+    and goes to the grammar).
+    """
+    text, parts, tried = pl.col("text"), list[pl.DataFrame](), set[int]()
+    while rows.height and (digits := _usual_digits(rows, marker)) and digits not in tried:
+        tried.add(digits)
+        quick, rows = parse(rows.with_columns(_key=text.str.head(-digits), _number=text.str.tail(digits)), marker)
+        parts.append(quick)
+    if rows.height or not parts:
+        cut = text.str.splitn(marker, 2).struct.rename_fields(["_key", "_number"])  # one pass, no offsets
+        more, rows = parse(rows.with_columns(cut.alias("_cut")).unnest("_cut"), "")
+        parts.append(more)
+    found = [part for part in parts if part.height] or parts[:1]
+    return (pl.concat(found).sort("line") if len(found) > 1 else found[0]), rows
+
+
+@functools.cache
+def _number_end(marker: str) -> re.Pattern[str]:
+    return re.compile(re.escape(marker) + r"([0-9]{1,18})\Z")
+
+
+def _usual_digits(rows: pl.DataFrame, marker: str) -> int | None:
+    """The most common number of digits after `marker` at the end of the first rows."""
+    end = _number_end(marker)
+    lengths = Counter(len(m[1]) for text in rows["text"].head(64).to_list() if (m := end.search(text)))
+    return lengths.most_common(1)[0][0] if lengths else None
+
+
+def _digits(text: pl.Expr) -> pl.Expr:
+    """Decimal digits (no sign, no blank) as an Int64; null for anything else, or beyond an Int64."""
+    return pl.when(~text.str.starts_with("+")).then(text.cast(pl.UInt64, strict=False).cast(pl.Int64, strict=False))
+
+
+def _message_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
+    """Canonical message keys (each followed by `suffix`) with their fields.
+
+    The shape fixes the layout: the oper runs from the first ` oper='` to the next quote, and
+    `' flag=` is followed by exactly `<flag> thrd=<n> seq=<n>` (an oper may hold ` thrd=` itself).
+    ASCII only: the offsets of `str.find` are in bytes, those of `str.slice` in characters.
+    """
+    key = pl.col("_bare")
+    oper_at = key.str.find(" oper='", literal=True) + 7
+    flag_at = key.str.find("' flag=", literal=True)
+    numbers = key.str.slice(flag_at + 7).str.split(" ")
+    return (
+        keys.filter(pl.col("_key").str.ends_with(suffix))
+        .with_columns(_bare=pl.col("_key").str.strip_suffix(suffix))
+        .filter(key.str.contains(MESSAGE_KEY_SHAPE) & _ascii(key))
+        .with_columns(
+            kind=key.str.strip_prefix("... ").str.slice(0, 8).replace_strict(_KIND_BY_START, return_dtype=pl.String),
+            oper=key.str.slice(oper_at, flag_at - oper_at),
+            thread=_int(numbers.list.get(1).str.strip_prefix("thrd=")),
+            seq=_int(numbers.list.get(2).str.strip_prefix("seq=")),
+        )
+        .drop("_bare")
+    )
+
+
+def _local(digits: int, form: str) -> pl.Expr:
+    """Naive time of a `*** YYYY-MM-DD<form>HH:MM:SS.f` stamp from its first `digits` fraction digits.
+
+    Whole seconds repeat from line to line, so polars' conversion cache parses each once; the
+    fraction is an integer scaled to microseconds.
+    """
+    text = pl.col("text")
+    seconds = text.str.slice(4, 19).str.to_datetime(f"%Y-%m-%d{form}%H:%M:%S", strict=False, time_unit="us")
+    micros = _int(text.str.slice(_FRACTION_AT, digits)) * 10 ** (6 - digits)
+    return seconds + pl.duration(microseconds=micros)
+
+
+def stamps(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """krs stamps and bare ADR lines of both generations; session lines go to the grammar.
+
+    A file prints one precision: the krs stamps with that of the first ones of the chunk are
+    taken by a shape with exactly that many fraction digits, at fixed offsets; the others (another
+    precision) by a shape that lets the fraction run to the blank after it.
+    """
+    text = pl.col("text")
+    fraction = text.str.slice(_FRACTION_AT, 10).str.find(" ", literal=True)  # the shape puts a blank after it
+    usual = _krs_precision(rows)
+    krs, rest = _take(rows, _krs_shape(usual), usual, _krs) if usual else (_krs(rows.clear(), 0), rows)
+    other, rest = _take(rest, KRS_SHAPE, fraction, _krs)
+    krs = pl.concat([krs, other]).sort("line") if other.height else krs
+    krs, bad_krs = _keep(_per_distinct(krs, "_src", _sources), ["local", "src_line"], KRS)
+    adr_local, rest = _take(rest, ADR_LOCAL_SHAPE, text.str.len_bytes() - _FRACTION_AT, _adr_local)
+    adr_iso, rest = _take(rest, ADR_ISO_SHAPE, text.str.slice(_FRACTION_AT, 10).str.find("[+-]"), _adr_iso)
+    adr, bad_adr = _keep(pl.concat([adr_local, adr_iso]).sort("line"), ["local"], ADR)
+    return {"krs": krs, "adr": adr}, pl.concat([rest, bad_krs, bad_adr])
+
+
+def _krs_shape(digits: int) -> str:
+    """The start of KRS_SHAPE up to the blank after exactly `digits` fraction digits.
+
+    The source after it repeats from line to line: `_sources` checks it once per distinct value
+    (a line whose source fails goes to the grammar), so the regex stops after 31 characters or so.
+    """
+    return rf"^\*\*\* {_DATE_TIME}\.[0-9]{{{digits}}} "
+
+
+#: what a krs stamp looks like up to its fraction, to guess the precision of a chunk's stamps
+_KRS_START = re.compile(r"\*\*\* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.([0-9]{1,9}) ")
+
+
+def _krs_precision(rows: pl.DataFrame) -> int | None:
+    """The most common fraction length of the krs stamps among the first rows (a guess: the shape checks it)."""
+    lengths = Counter(len(m[1]) for text in rows["text"].head(64).to_list() if (m := _KRS_START.match(text)))
+    return lengths.most_common(1)[0][0] if lengths else None
+
+
+def _take(
+    rows: pl.DataFrame, shape: str, fraction: pl.Expr | int, build: Callable[[pl.DataFrame, int], pl.DataFrame]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the rows of a stamp shape, built per fraction length; the other rows)."""
+    if rows.is_empty():  # small files have few stamps of each kind: skip the polars calls
+        return build(rows, 0), rows
+    ok = rows.select(pl.col("text").str.contains(shape)).to_series()  # once: a filter on an expression runs it
+    if not ok.any():  # the rarer shapes, on the few rows the usual one leaves
+        return build(rows.clear(), 0), rows
+    return _per_fraction(rows.filter(ok), fraction, build), rows.filter(~ok)
+
+
+def _per_fraction(
+    rows: pl.DataFrame, length: pl.Expr | int, build: Callable[[pl.DataFrame, int], pl.DataFrame]
+) -> pl.DataFrame:
+    """`build(part, n)` for the rows of each fraction length n (or of the one given), in line order.
+
+    A file prints one stamp precision, so there is one part in practice; with the length a
+    constant, polars slices at fixed offsets, several times cheaper than at per-row offsets.
+    """
+    if isinstance(length, int):
+        return build(rows, length)
+    lengths = rows.select(length).to_series()
+    if lengths.n_unique() == 1:  # one precision: no partition (a copy)
+        return build(rows, int(lengths[0]))
+    parts = rows.with_columns(_n=lengths).partition_by("_n", as_dict=True, include_key=False)
+    built = [build(part, n) for (n,), part in parts.items()]
+    if len(built) == 1:
+        return built[0]
+    return pl.concat(built).sort("line") if built else build(rows, 0)
+
+
+def _krs(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
+    digits = min(fraction, 6)
+    return rows.with_columns(
+        local=_local(digits, " "),
+        digits=pl.lit(digits, pl.Int8),
+        _src=pl.col("text").str.slice(_FRACTION_AT + fraction + 1),
+    )
+
+
+def _adr_local(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
+    digits = min(fraction, 6)
+    return rows.with_columns(
+        local=_local(digits, " "), digits=pl.lit(digits, pl.Int8), utc_offset_min=pl.lit(None, pl.Int32)
+    )
+
+
+def _adr_iso(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
+    """ISO ADR lines: the zone `+HH:MM` follows the fraction."""
+    digits = min(fraction, 6)
+    zone = pl.col("text").str.slice(_FRACTION_AT + fraction, 6)
+    sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
+    minutes = _int(zone.str.slice(1, 2)) * 60 + _int(zone.str.slice(4, 2))
+    return rows.with_columns(
+        local=_local(digits, "T"), digits=pl.lit(digits, pl.Int8), utc_offset_min=(sign * minutes).cast(pl.Int32)
+    )
+
+
+def _sources(sources: pl.DataFrame) -> pl.DataFrame:
+    """krs source locations, `[file.c:line]` (19c+) or `line file.c` (<= 12.1), as file and line.
+
+    Only sources of the canonical shape: the others get no line, and their rows go to the grammar.
+    """
+    src = pl.col("_src")
+    bracket = src.str.starts_with("[")
+    parts = (
+        pl.when(bracket)
+        .then(src.str.strip_prefix("[").str.strip_suffix("]").str.split(":"))
+        .otherwise(src.str.split(" "))
+    )
+    return sources.filter(src.str.contains(KRS_SOURCE_SHAPE)).with_columns(
+        src_file=pl.when(bracket).then(parts.list.first()).otherwise(parts.list.last()),
+        src_line=_int(pl.when(bracket).then(parts.list.last()).otherwise(parts.list.first())),
+    )
+
+
+def waits(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """Canonical 10046 WAIT lines (either `ela=` spacing).
+
+    A WAIT line is `<key> tim=<n>`: the key (cursor, event, elapsed time, parameters) repeats
+    far more than the line does, so it is checked and parsed once per distinct value; only
+    `tim` is taken per row, from the end of the line (see `_by_number_end`).
+    """
+    if rows.is_empty():
+        return {"waits": empty(WAITS)}, rows
+    found, rest = _by_number_end(rows, " tim=", _waits)
+    return {"waits": found}, rest
+
+
+def _waits(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
+    return _keep(out.with_columns(tim=_digits(pl.col("_number"))), ["cursor", "ela_us", "tim"], WAITS)
+
+
+def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
+    """Canonical WAIT keys (a line less its ` tim=<n>`, followed by `suffix`) with cursor, event and elapsed time.
+
+    No parameter may be named `tim` (the grammar ends the parameters there): a key holding
+    ` tim=` goes to the grammar.
+    """
+    key = pl.col("_bare")
+    name_at = key.str.find(": nam='", literal=True)
+    ela_at = key.str.find("' ela=", literal=True)  # the event holds no quote: this is its end
+    ok = key.str.contains(WAIT_KEY_SHAPE) & ~key.str.contains(" tim=", literal=True) & _ascii(key)
+    return (
+        keys.filter(pl.col("_key").str.ends_with(suffix))
+        .with_columns(_bare=pl.col("_key").str.strip_suffix(suffix))
+        .filter(ok)
+        .with_columns(
+            cursor=_int(key.str.slice(6, name_at - 6)),
+            event=key.str.slice(name_at + 7, ela_at - name_at - 7),
+            ela_us=_int(key.str.slice(ela_at + 6).str.strip_prefix(" ").str.splitn(" ", 2).struct.field("field_0")),
+        )
+        .drop("_bare")
+    )
+
+
+def log_writes(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """LGWR long-write warnings (one per slow write: thousands in a bad hour); other LGWR lines go to lark."""
+    if rows.is_empty():
+        return {"lgwr": empty(LGWR)}, rows
+    text, ok = pl.col("text"), pl.col("_ok")
+    rows = rows.with_columns(_ok=text.str.contains(LOG_WRITE_SHAPE))
+    size_at = text.str.find("ms, size ", literal=True)
+    out = rows.filter(ok).with_columns(
+        kind=pl.lit("log_write"),
+        elapsed_ms=_int(text.str.slice(len(_LOG_WRITE), size_at - len(_LOG_WRITE))),
+        size_kb=_int(text.str.slice(size_at + 9).str.strip_suffix("KB")),
+        detail=pl.lit(None, pl.String),
+    )
+    out, bad = _keep(out, ["elapsed_ms", "size_kb"], LGWR)
+    return {"lgwr": out}, pl.concat([rows.filter(~ok).select("line", "text"), bad])
