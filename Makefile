@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench golden clean
+.PHONY: demo test test-fast lint bench golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check analyzer tests scripts
 	$(BIN)/ruff format --check analyzer tests scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/pytest
+
+# the inner loop: ruff, then every test not marked slow (whole trace sets, wheels, browsers)
+test-fast: $(STAMP)
+	$(BIN)/ruff check analyzer tests scripts
+	$(BIN)/pytest -m "not slow" -q
 
 golden: $(STAMP)
 	$(BIN)/python scripts/regen_golden.py

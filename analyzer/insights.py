@@ -159,7 +159,7 @@ def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.D
 
 
 def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
-    """Per minute and thread: writes, slow writes, p50 and p99 (nearest rank) of each component."""
+    """Per minute and thread: writes, slow writes, p50 and p99 (observed values) of each component."""
     percentiles = [
         pl.col(f"{c}_ms").quantile(q, "nearest").alias(f"{c}_{p}_ms")
         for c in TOTAL_AND_COMPONENTS

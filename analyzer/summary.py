@@ -25,7 +25,8 @@ def matched_only(writes: pl.DataFrame, *columns: str) -> pl.DataFrame:
 
 
 def component_stats(writes: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """count, mean, p50, p90, p99, max for each component (nearest-rank percentiles)."""
+    """count, mean, p50, p90, p99, max for each measure; a percentile is the observed value at index
+    round(q x (n - 1)) of the sorted values (polars' "nearest"), never an interpolated one."""
     rows = []
     for name in STAT_COLUMNS:
         col = pl.col(name)

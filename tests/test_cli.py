@@ -15,7 +15,7 @@ from analyzer import cli
 from analyzer.cli import app
 from analyzer.errors import ExitCode
 from analyzer.report.formats import OutputFormat
-from analyzer.schemas import WRITES
+from analyzer.schemas import TIMELINE, WRITES
 from tests.conftest import invoke, write
 
 PAPER = "samples/paper-2014"
@@ -221,3 +221,19 @@ def test_internal_error_is_one_line_and_debug_shows_the_traceback(monkeypatch) -
     assert result.stderr.startswith("dgtrace: internal error: RuntimeError: boom") and result.stderr.count("\n") == 1
     debug = CliRunner().invoke(app, ["--debug", "analyze", PAPER])
     assert isinstance(debug.exception, RuntimeError)
+
+
+def test_timeline_csv_from_the_command_line() -> None:
+    out = invoke(["analyze", "samples/paper-2014", "--tz", "-07:00", "--format", "csv", "--table", "timeline"]).stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == TIMELINE.names()
+    assert [(r["minute"], r["thread"], r["writes"], r["slow_writes"]) for r in rows] == [
+        ("2014-12-02T15:46:00.000000Z", "1", "33", "1"),
+        ("2014-12-02T15:46:00.000000Z", "2", "33", "1"),
+    ]
+    assert rows[0]["total_p99_ms"] == "163.0"
+
+
+def test_table_is_only_for_csv() -> None:
+    result = invoke(["analyze", "samples/paper-2014", "--table", "timeline"], code=2)
+    assert "--table applies to --format csv only" in result.stderr

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
@@ -11,7 +9,6 @@ import pytest
 
 from analyzer import insights
 from analyzer.schemas import TIMELINE, WRITES
-from tests.conftest import invoke
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 THRESHOLD = 100.0
@@ -193,22 +190,6 @@ def test_per_minute_series_per_thread() -> None:
     assert (first["network_p50_ms"], first["network_p99_ms"]) == (3.0, 150.0)  # nearest rank
     assert first["total_p50_ms"] == pytest.approx(3.6)
     assert series.row(1, named=True)["rfs_io_p99_ms"] == 7.0
-
-
-def test_timeline_csv_from_the_command_line() -> None:
-    out = invoke(["analyze", "samples/paper-2014", "--tz", "-07:00", "--format", "csv", "--table", "timeline"]).stdout
-    rows = list(csv.DictReader(io.StringIO(out)))
-    assert list(rows[0]) == TIMELINE.names()
-    assert [(r["minute"], r["thread"], r["writes"], r["slow_writes"]) for r in rows] == [
-        ("2014-12-02T15:46:00.000000Z", "1", "33", "1"),
-        ("2014-12-02T15:46:00.000000Z", "2", "33", "1"),
-    ]
-    assert rows[0]["total_p99_ms"] == "163.0"
-
-
-def test_table_is_only_for_csv() -> None:
-    result = invoke(["analyze", "samples/paper-2014", "--table", "timeline"], code=2)
-    assert "--table applies to --format csv only" in result.stderr
 
 
 # --- verdict sentence ---

@@ -1,116 +1,22 @@
-"""Parse stage: the vectorised fast path agrees with the grammar, and every line is accounted for."""
+"""Parse stage: line families by priority, header regions, every line accounted for."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
-
 import polars as pl
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer import grammar as g
-from analyzer.grammar import MESSAGE_PREFIXES
-from analyzer.parse import TABLES, merge, parse_chunk, record_row
+from analyzer.grammar import LGWR_PREFIXES
+from analyzer.parse import (
+    FAMILIES,
+    OTHER_10046_PREFIXES,
+    line_families,
+    merge,
+    parse_chunk,
+    split_families,
+)
 from tests.conftest import lines_frame
-
-KIND_TEXT = list(MESSAGE_PREFIXES.values())
-ints = st.integers(min_value=0, max_value=10**12)
-words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789 '", min_size=0, max_size=8)
-
-
-@st.composite
-def message_lines(draw: st.DrawFn) -> str:
-    """16410 message lines, canonical or slightly off (spacing, dots, odd fields)."""
-    kind = draw(st.sampled_from(KIND_TEXT))
-    lead = draw(st.sampled_from(["", "... ", "..", " ", ". ", "....  "]))
-    func = draw(st.sampled_from(["kpurcs", "krsr_rfs_dsp", "k p", ""]))
-    resp = " response" if kind.startswith("Client received") and draw(st.booleans()) else ""
-    oper = draw(words)
-    flag = draw(st.sampled_from(["67111042", "0x04000882", "-1", "12a", "0xZZ"]))
-    sep = draw(st.sampled_from([" ", " ", " ", "  ", "\t"]))
-    tail = draw(st.sampled_from(["", "", " ", " junk"]))
-    fields = f"oper='{oper}'{sep}flag={flag} thrd={draw(ints)} seq={draw(ints)} msgid={draw(ints)}"
-    return f"{lead}{kind} [{func}]{resp} {fields}{tail}"
-
-
-@st.composite
-def stamp_lines(draw: st.DrawFn) -> str:
-    """`***` lines: krs stamps of three shapes, ADR lines of two generations, and damaged ones."""
-    when = draw(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2099, 12, 31)))
-    digits = draw(st.sampled_from([3, 6, 2, 9]))
-    frac = f"{when.microsecond:06d}{draw(st.integers(0, 999)):03d}"[:digits]
-    base = when.strftime("%Y-%m-%d %H:%M:%S")
-    src = draw(st.sampled_from(["krsu.c", "krsr.c", "krs u.c", "x.h"]))
-    line = draw(st.integers(0, 99999))
-    zone = draw(st.sampled_from(["+00:00", "-07:00", "+05:30", "+0800", ""]))
-    return draw(
-        st.sampled_from(
-            [
-                f"*** {base}.{frac} {line} {src}",
-                f"*** {base}.{frac} [{src}:{line}]",
-                f"*** {base}.{frac}",
-                f"*** {base.replace(' ', 'T')}.{frac}{zone}",
-                f"*** {base.replace(' ', 'T')}.{frac}{zone} (CDB$ROOT(1))",
-                f"*** {base}.{frac} {line}",
-            ]
-        )
-    )
-
-
-@st.composite
-def wait_lines(draw: st.DrawFn) -> str:
-    """WAIT lines of both `ela=` spellings, named parameters with spaces and '#'."""
-    event = draw(st.sampled_from(["RFS write", "RFS random i/o", "SQL*Net message from client", "x'y"]))
-    ela = draw(st.sampled_from([" ", "", "  "])) + str(draw(ints))
-    params = draw(
-        st.sampled_from(
-            [
-                "p1=0 p2=0 p3=0 obj#=-1",
-                "driver id=1413697536 #bytes=1 p3=0 obj#=4294967295",
-                "",
-                "p1 =0",
-                "file#=7 block#=1",
-            ]
-        )
-    )
-    params = f" {params}" if params else ""
-    return f"WAIT #{draw(ints)}: nam='{event}' ela={ela}{params} tim={draw(ints)}"
-
-
-def _records(parsed: Any) -> dict[int, dict[str, object]]:
-    out: dict[int, dict[str, object]] = {}
-    for name in TABLES:
-        if name == "unparsed":
-            continue
-        for row in parsed.tables[name].to_dicts():
-            out[row.pop("line")] = row
-    return out
-
-
-def _grammar(family: g.Family, text: str) -> dict[str, object] | None:
-    try:
-        return record_row(g.parse_line(family, text))
-    except g.LineError:
-        return None
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(message_lines(), stamp_lines(), wait_lines()), min_size=1, max_size=12))
-def test_fast_path_agrees_with_grammar(lines: list[str]) -> None:
-    """Whatever the fast path accepts, the grammar accepts with the same fields, and vice versa."""
-    frame = lines_frame("\n".join(lines))
-    parsed, _ = parse_chunk(frame, in_header=False)
-    got = _records(parsed)
-    unparsed = set(parsed.tables["unparsed"]["line"].to_list())
-    families = {"*": g.Family.STAMPS, "W": g.Family.WAIT}
-    for number, text in enumerate(lines, 1):
-        expected = _grammar(families.get(text[:1], g.Family.TRANSPORT), text)
-        if expected is None:
-            assert number in unparsed, text
-        else:
-            assert got[number] == {k: expected.get(k) for k in got[number]}, text
-    assert parsed.lines == len(lines)
+from tests.strategies import reference_families
 
 
 @settings(max_examples=100, deadline=None)
@@ -174,3 +80,41 @@ def test_fragments_of_messages_are_unparsed_not_ignored() -> None:
     """A line that mentions msgid= but is no 16410 message (a wrapped copy) is reported."""
     parsed, _ = parse_chunk(lines_frame("seq=1584 msgid=117468"), in_header=False)
     assert parsed.tables["unparsed"]["reason"].to_list() == ["unexpected 'seq=1584 msg' at column 1"]
+
+
+FRAGMENTS = [
+    "",
+    " ",
+    " \t",
+    "***",
+    "*** 2024-01-01 00:00:00.5",
+    "WAIT #",
+    "WAIT #0: nam='x' ela= 1 tim=2",
+    "msgid=",
+    " msgid=1",
+    "... Client x",
+    "Client ",
+    "Server finished",
+    "Trace file /x.trc",
+    "Oracle Database 19c Release 19.0",
+    "Oracle Release",
+    "Oracle Release ",
+    "Oracle ",
+    " Release ",
+    "Node name: x",
+    *LGWR_PREFIXES,
+    *OTHER_10046_PREFIXES,
+    "x",
+]
+
+
+lines = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(lines, max_size=40), st.booleans())
+def test_classification_follows_the_priority_order(texts: list[str], in_header: bool) -> None:
+    frame = lines_frame("\n".join(texts)) if texts else lines_frame("").clear()
+    expected, expected_end = reference_families(texts, in_header)
+    assert [FAMILIES[c] for c in line_families(frame, in_header)["family"].to_list()] == expected
+    assert split_families(frame, in_header)[1] == expected_end

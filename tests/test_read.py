@@ -118,3 +118,18 @@ def test_ascii_blocks_read_strictly_give_the_lossy_reader_s_lines(text: str) -> 
     """An all-ASCII block is read by the strict UTF-8 reader (faster): the same lines as the lossy one."""
     data = text.encode() + b"\n"
     assert _decode(data, all_ascii=True).equals(_decode(data))
+
+
+def test_reader_cuts_before_an_opening_message() -> None:
+    """Chunks end just before `Client sending` / `Server received`, else at a newline."""
+    body = b"".join(
+        b"... Server received SQLNET data [f] oper='Write' flag=1 thrd=1 seq=1 msgid=%d\n"
+        b"WAIT #0: nam='RFS write' ela= 5 tim=1\n"
+        b"... Server finished processing SQLNET data [f] oper='Write' flag=1 thrd=1 seq=1 msgid=%d\n" % (i, i)
+        for i in range(200)
+    )
+    stats = ReadStats()
+    frames = list(read_lines(io.BytesIO(body), stats, chunk_bytes=2048))
+    assert len(frames) > 5
+    assert all(f["text"][0].startswith("... Server received") for f in frames)
+    assert pl.concat(frames)["line"].to_list() == list(range(1, 601))

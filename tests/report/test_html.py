@@ -189,6 +189,7 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.slow
 def test_html_renders_in_chromium(report: Path, tmp_path: Path) -> None:
     """Headless Chromium with the network blocked: no console message, three plots drawn, a screenshot."""
     browser = _chromium()

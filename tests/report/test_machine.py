@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import polars as pl
 import pytest
@@ -23,7 +23,10 @@ from hypothesis import strategies as st
 
 from analyzer.api import Options, analyze
 from analyzer.report import machine
-from analyzer.report.model import iso_frame
+from analyzer.report.model import document, iso_frame
+from analyzer.simulate.options import SimOptions
+from analyzer.simulate.runner import simulate
+from analyzer.zones import TimeZones
 from tests.conftest import PAPER
 
 Render = Callable[[pl.DataFrame, TextIO], None]
@@ -159,3 +162,51 @@ def test_document_into_a_file_is_the_document_into_text(tmp_path: Path, monkeypa
         with path.open("w", encoding="utf-8") as f:
             render(a, f, 10)
         assert path.read_bytes().decode() == text.getvalue()
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sim")
+    simulate(out / "set", SimOptions(scenario="mixed", format_version="11.2", writes=3000, noise=0.05, seed=3))
+    return out / "set"
+
+
+def _reference_json(paths: list[str], options: Options) -> tuple[dict[str, Any], str]:
+    a = analyze(paths, options)
+    out = io.StringIO()
+    machine.render_json(a, out, 10)
+    return json.loads(json.dumps(document(a, 10), default=str)), out.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slice_rows", [7, machine.SLICE_ROWS])
+def test_json_has_the_content_of_the_model_document(
+    simulated: Path, monkeypatch: pytest.MonkeyPatch, slice_rows: int
+) -> None:
+    monkeypatch.setattr(machine, "SLICE_ROWS", slice_rows)
+    for paths, options in (
+        ([str(PAPER)], Options(zones=TimeZones(default_min=-420))),
+        ([str(simulated)], Options()),
+        ([str(p) for p in sorted(simulated.rglob("*nss*.trc"))], Options()),  # one-sided writes
+    ):
+        expected, text = _reference_json(paths, options)
+        assert json.loads(text) == expected
+
+
+def test_json_array_keeps_non_finite_floats() -> None:
+    """polars would write NaN as null: such a frame goes through `json`, which writes NaN and Infinity."""
+    frame = pl.DataFrame({"x": [1.5, float("nan"), float("inf")], "at": [datetime(2024, 1, 1)] * 3})
+    out = io.StringIO()
+    machine.write_json_array(frame, out)
+    got = json.loads(out.getvalue())
+    assert [row["at"] for row in got] == ["2024-01-01T00:00:00.000000Z"] * 3
+    assert got[0]["x"] == 1.5 and math.isnan(got[1]["x"]) and got[2]["x"] == math.inf
+
+
+def test_csv_in_slices_is_the_whole_table(simulated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = analyze([str(simulated)])
+    whole = iso_frame(a.writes).write_csv()
+    monkeypatch.setattr(machine, "SLICE_ROWS", 97)
+    out = io.StringIO()
+    machine.render_csv(a, out, 10)
+    assert out.getvalue() == whole

@@ -1,113 +1,70 @@
-"""The speed paths keep the specification: staged classification, per-distinct parsing, polars JSON/CSV.
-
-The classifier is checked against a plain-Python statement of the priority order; the fast
-paths against the grammar on lines built to trip them (markers inside free text, signs, leap
-seconds, year 0, several stamp precisions in one chunk); the JSON renderer against
-`json.dumps(model.document(...))`.
-"""
+"""Fast paths agree with the grammar (the spec): generated, awkward and tricky lines, samples, simulated sets."""
 
 from __future__ import annotations
 
-import io
-import json
-import math
-import re
+import functools
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
+from analyzer import api, parse
 from analyzer import grammar as g
 from analyzer.api import Options, analyze
 from analyzer.grammar import LGWR_PREFIXES, MESSAGE_PREFIXES
 from analyzer.parse import (
-    FAMILIES,
-    OTHER_10046_PREFIXES,
     TABLES,
-    line_families,
     parse_chunk,
     record_row,
-    split_families,
 )
-from analyzer.report import machine
-from analyzer.report.model import document, iso_frame
+from analyzer.read import ReadStats, read_lines
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from analyzer.zones import TimeZones
-from tests.conftest import PAPER, lines_frame
+from tests.conftest import ROOT, lines_frame
+from tests.strategies import message_lines, reference_families, stamp_lines, wait_lines
 
 
-# ---------------------------------------------------------------------------- classification
-def reference_families(texts: list[str], in_header: bool) -> tuple[list[str], bool]:
-    """The classification rules, one line at a time: the specification of `classify`."""
-    families = []
-    for text in texts:
-        if text.startswith("***"):
-            in_header = False
-        elif text.startswith("Trace file ") or (text.startswith("Oracle ") and " Release " in text):
-            in_header = True
-        if re.fullmatch(r"[ \t]*", text):
-            family = "ignored:blank"
-        elif text.startswith("***"):
-            family = "stamps"
-        elif text.startswith("WAIT #"):
-            family = "wait"
-        elif "msgid=" in text or re.match(r"(?:\.\.\. )?(?:Client|Server) ", text):
-            family = "transport"
-        elif text.startswith(LGWR_PREFIXES):
-            family = "lgwr"
-        elif in_header:
-            family = "header"
-        elif text.startswith(OTHER_10046_PREFIXES):
-            family = "ignored:10046"
+def _records(parsed: Any) -> dict[int, dict[str, object]]:
+    out: dict[int, dict[str, object]] = {}
+    for name in TABLES:
+        if name == "unparsed":
+            continue
+        for row in parsed.tables[name].to_dicts():
+            out[row.pop("line")] = row
+    return out
+
+
+def _grammar_record(family: g.Family, text: str) -> dict[str, object] | None:
+    try:
+        return record_row(g.parse_line(family, text))
+    except g.LineError:
+        return None
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(message_lines(), stamp_lines(), wait_lines()), min_size=1, max_size=12))
+def test_fast_path_agrees_with_grammar_record(lines: list[str]) -> None:
+    """Whatever the fast path accepts, the grammar accepts with the same fields, and vice versa."""
+    frame = lines_frame("\n".join(lines))
+    parsed, _ = parse_chunk(frame, in_header=False)
+    got = _records(parsed)
+    unparsed = set(parsed.tables["unparsed"]["line"].to_list())
+    families = {"*": g.Family.STAMPS, "W": g.Family.WAIT}
+    for number, text in enumerate(lines, 1):
+        expected = _grammar_record(families.get(text[:1], g.Family.TRANSPORT), text)
+        if expected is None:
+            assert number in unparsed, text
         else:
-            family = "ignored:other"
-        families.append(family)
-    return families, in_header
+            assert got[number] == {k: expected.get(k) for k in got[number]}, text
+    assert parsed.lines == len(lines)
 
 
-FRAGMENTS = [
-    "",
-    " ",
-    " \t",
-    "***",
-    "*** 2024-01-01 00:00:00.5",
-    "WAIT #",
-    "WAIT #0: nam='x' ela= 1 tim=2",
-    "msgid=",
-    " msgid=1",
-    "... Client x",
-    "Client ",
-    "Server finished",
-    "Trace file /x.trc",
-    "Oracle Database 19c Release 19.0",
-    "Oracle Release",
-    "Oracle Release ",
-    "Oracle ",
-    " Release ",
-    "Node name: x",
-    *LGWR_PREFIXES,
-    *OTHER_10046_PREFIXES,
-    "x",
-]
-lines = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(lines, max_size=40), st.booleans())
-def test_classification_follows_the_priority_order(texts: list[str], in_header: bool) -> None:
-    frame = lines_frame("\n".join(texts)) if texts else lines_frame("").clear()
-    expected, expected_end = reference_families(texts, in_header)
-    assert [FAMILIES[c] for c in line_families(frame, in_header)["family"].to_list()] == expected
-    assert split_families(frame, in_header)[1] == expected_end
-
-
-# ---------------------------------------------------------------------------- fast paths vs grammar
-def _grammar(family: g.Family, text: str) -> dict[str, object] | str:
+def _grammar_or_reason(family: g.Family, text: str) -> dict[str, object] | str:
     """The grammar's fields, or why the line is unparsed (the grammar's reason, or an int64 overflow)."""
     try:
         row = record_row(g.parse_line(family, text))
@@ -134,7 +91,7 @@ def assert_agrees_with_grammar(texts: list[str]) -> None:
                 got[row.pop("line")] = row
     unparsed = dict(parsed.tables["unparsed"].select("line", "reason").iter_rows())
     for number, text in enumerate(texts, 1):
-        expected = _grammar(_family(text), text)
+        expected = _grammar_or_reason(_family(text), text)
         if isinstance(expected, str):
             assert unparsed.get(number) == expected, text
         else:
@@ -144,6 +101,8 @@ def assert_agrees_with_grammar(texts: list[str]) -> None:
 
 
 FIELDS = "flag=67111042 thrd=1 seq=2 msgid=3"
+
+
 AWKWARD = [
     f"Client sending SQLNET request data [kpurcs] oper='a thrd=5 seq=6' {FIELDS}",
     f"Client sending SQLNET request data [kpurcs] oper='a msgid=5' {FIELDS}",
@@ -272,6 +231,8 @@ CANONICAL = [
     "WAIT #1397: nam='SQL*Net message to client' ela=9 driver id=1413697536 #bytes=1 obj#=4294967295 tim=98778561313",
     "Warning: log write elapsed time 163ms, size 18KB",
 ]
+
+
 SUBSTITUTES = ["", " ", "\t", "0", "7", "x", "'", "=", "+", "-", ".", ":", "#", "(", "]", "\u00e9", "\x0c"]
 
 
@@ -301,49 +262,38 @@ def test_stamp_precisions_mixed_in_one_chunk_keep_line_order() -> None:
     assert krs["local"][3] == datetime(2024, 1, 1, 0, 0, 9, 111111)
 
 
-# ---------------------------------------------------------------------------- machine renderers
-@pytest.fixture(scope="module")
-def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("sim")
-    simulate(out / "set", SimOptions(scenario="mixed", format_version="11.2", writes=3000, noise=0.05, seed=3))
-    return out / "set"
+SAMPLE_FILES = sorted((ROOT / "samples").rglob("*.trc"))
 
 
-def _reference_json(paths: list[str], options: Options) -> tuple[dict[str, Any], str]:
-    a = analyze(paths, options)
-    out = io.StringIO()
-    machine.render_json(a, out, 10)
-    return json.loads(json.dumps(document(a, 10), default=str)), out.getvalue()
+def _parse(path: Path, fast: bool) -> parse.Parsed:
+    parts, state = [], False
+    with path.open("rb") as stream:
+        for lines in read_lines(stream, ReadStats(), chunk_bytes=4096):
+            part, state = parse.parse_chunk(lines, state, fast=fast)
+            parts.append(part)
+    return parse.merge(parts)
 
 
-@pytest.mark.parametrize("slice_rows", [7, machine.SLICE_ROWS])
-def test_json_has_the_content_of_the_model_document(
-    simulated: Path, monkeypatch: pytest.MonkeyPatch, slice_rows: int
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_sample_tables_are_the_same_either_way(path: Path) -> None:
+    quick, spec = _parse(path, True), _parse(path, False)
+    for name in TABLES:
+        assert_frame_equal(quick.tables[name], spec.tables[name])
+    assert (quick.parsed, quick.ignored) == (spec.parsed, spec.ignored)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("generation", ["11.2", "12.1", "19c", "23ai"])
+def test_simulated_writes_are_the_same_either_way(
+    tmp_path: Path, generation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(machine, "SLICE_ROWS", slice_rows)
-    for paths, options in (
-        ([str(PAPER)], Options(zones=TimeZones(default_min=-420))),
-        ([str(simulated)], Options()),
-        ([str(p) for p in sorted(simulated.rglob("*nss*.trc"))], Options()),  # one-sided writes
-    ):
-        expected, text = _reference_json(paths, options)
-        assert json.loads(text) == expected
-
-
-def test_json_array_keeps_non_finite_floats() -> None:
-    """polars would write NaN as null: such a frame goes through `json`, which writes NaN and Infinity."""
-    frame = pl.DataFrame({"x": [1.5, float("nan"), float("inf")], "at": [datetime(2024, 1, 1)] * 3})
-    out = io.StringIO()
-    machine.write_json_array(frame, out)
-    got = json.loads(out.getvalue())
-    assert [row["at"] for row in got] == ["2024-01-01T00:00:00.000000Z"] * 3
-    assert got[0]["x"] == 1.5 and math.isnan(got[1]["x"]) and got[2]["x"] == math.inf
-
-
-def test_csv_in_slices_is_the_whole_table(simulated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    a = analyze([str(simulated)])
-    whole = iso_frame(a.writes).write_csv()
-    monkeypatch.setattr(machine, "SLICE_ROWS", 97)
-    out = io.StringIO()
-    machine.render_csv(a, out, 10)
-    assert out.getvalue() == whole
+    simulate(tmp_path / "set", SimOptions(scenario="mixed", format_version=generation, writes=150, noise=0.3, seed=4))
+    options = Options(zones=TimeZones(default_min=0))
+    quick = analyze([str(tmp_path / "set")], options)
+    monkeypatch.setattr(api.parse, "parse_chunk", functools.partial(parse.parse_chunk, fast=False))
+    spec = analyze([str(tmp_path / "set")], options)
+    assert quick.writes.height == 300
+    assert_frame_equal(quick.writes, spec.writes)
+    assert_frame_equal(quick.unmatched, spec.unmatched)
+    assert_frame_equal(quick.warnings, spec.warnings)
+    assert [f.parsed.parsed for f in quick.files] == [f.parsed.parsed for f in spec.files]

@@ -1,0 +1,73 @@
+"""Attribute stage: components, negative values explained, LGWR warnings tied to remote writes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+
+from analyzer.attribute import tie_warnings
+from tests.builders import analyze_lines, primary_lines, reduced, standby_lines
+
+
+def test_negative_component_is_explained() -> None:
+    p = primary_lines([(1, "2024-01-01 00:00:00.000", "2024-01-01 00:00:00.001")])
+    s = standby_lines([(1, "2024-01-01 00:00:00.000", "2024-01-01 00:00:00.002", [("RFS write", 1500)])])
+    writes, _ = analyze_lines(p, s)
+    assert writes["network_ms"][0] == -1.0
+    assert "network_ms < 0" in writes["warning"][0] and "within timestamp resolution" in writes["warning"][0]
+
+
+def test_lgwr_warning_gets_the_breakdown_of_its_remote_write() -> None:
+    p = primary_lines(
+        [
+            (1, "2024-01-01 00:00:00.000000", "2024-01-01 00:00:00.150000"),
+            (2, "2024-01-01 00:00:00.400000", "2024-01-01 00:00:00.402000"),
+        ]
+    )
+    s = standby_lines(
+        [
+            (1, "2024-01-01 00:00:00.100000", "2024-01-01 00:00:00.145000", [("RFS write", 40000)]),
+            (2, "2024-01-01 00:00:00.400500", "2024-01-01 00:00:00.401500", []),
+        ]
+    )
+    writes, _ = analyze_lines(p, s)
+    lg = reduced(
+        [
+            "*** 2024-01-01T00:00:00.151000+00:00",
+            "Warning: log write elapsed time 151ms, size 18KB",
+            "*** 2024-01-01T00:00:09.000000+00:00",
+            "Warning: log write elapsed time 120ms, size 1KB",
+        ],
+        "lgwr.trc",
+    )
+    frame = lg.lgwr.with_columns(host=pl.lit("p.trc"), wthread=pl.lit(1, pl.Int64)).select(
+        "file", "line", "kind", "at", "elapsed_ms", "size_kb", "host", "wthread"
+    )
+    tied = tie_warnings(frame, writes)
+    first, second = tied.to_dicts()
+    assert (
+        first["msgid"],
+        first["writes"],
+        first["remote_total_ms"],
+        first["network_ms"],
+        first["verdict"],
+    ) == (1, 1, 150.0, 105.0, "network")
+    assert (second["writes"], second["msgid"]) == (0, None)
+
+
+def test_writes_near_warnings_include_those_under_an_earlier_longer_warning() -> None:
+    """A write inside a long warning's interval is a candidate even when a later, shorter warning
+    starts before it ends; writes outside every interval are not."""
+    from analyzer.attribute import _near_warnings
+
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+    def at(seconds: float) -> datetime:
+        return t0 + timedelta(seconds=seconds)
+
+    warn = pl.DataFrame({"_from": [at(0), at(1)], "_to": [at(10), at(1.5)]})
+    writes = pl.DataFrame(
+        {"sent_at": [at(5), at(11), at(0.5), at(20)], "total_ms": [100.0, 5.0, 1.0, None], "msgid": [1, 2, 3, 4]}
+    )
+    assert writes[_near_warnings(writes, warn)]["msgid"].to_list() == [3, 1]  # in send order

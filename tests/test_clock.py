@@ -1,0 +1,94 @@
+"""Clock stage: offset of a standby host against a primary host, one-way delays, causal order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+import pytest
+
+from analyzer.clock import estimate_offsets, merged_timeline, one_way
+from analyzer.schemas import WRITES
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def writes(
+    offset_ms: float, out_ms: list[float], back_ms: list[float], rfs_ms: float = 0.5, standby: str = "stby01"
+) -> pl.DataFrame:
+    """Matched writes one second apart with these one-way delays, the standby clock `offset_ms` ahead."""
+    rows = []
+    for i, (out, back) in enumerate(zip(out_ms, back_ms, strict=True)):
+        t1 = T0 + timedelta(seconds=i)
+        t2 = t1 + timedelta(milliseconds=out + offset_ms)  # printed by the standby's clock
+        t3 = t2 + timedelta(milliseconds=rfs_ms)
+        t4 = t1 + timedelta(milliseconds=out + rfs_ms + back)
+        rows.append(
+            {
+                "thread": 1,
+                "seq": 7,
+                "msgid": 100 + i,
+                "sent_at": t1,
+                "received_at": t2,
+                "finished_at": t3,
+                "acked_at": t4,
+                "total_ms": out + rfs_ms + back,
+                "rfs_ms": rfs_ms,
+                "network_ms": out + back,
+                "resolution_ms": 0.002,
+                "matched": True,
+                "primary_host": "prim01",
+                "standby_host": standby,
+                "primary_file": "p.trc",
+                "standby_file": "s.trc",
+                "primary_line": 10 * i + 1,
+                "standby_line": 10 * i + 2,
+            }
+        )
+    return pl.from_dicts(rows, schema=WRITES)
+
+
+def test_symmetric_delays_give_the_offset_within_its_bound() -> None:
+    w = writes(2500.0, out_ms=[1.0, 0.4, 0.9, 0.5, 2.0, 0.6], back_ms=[1.0, 0.4, 0.9, 0.5, 2.0, 0.6])
+    clock = estimate_offsets(w).row(0, named=True)
+    assert clock["source"] == "estimated"
+    assert clock["offset_ms"] == pytest.approx(2500.0, abs=clock["bound_ms"] + 1e-6)
+    assert clock["bound_ms"] < 0.5  # the smallest round trip (0.8 ms) bounds it best
+    assert clock["writes_used"] == 5 and clock["causal_violations"] == 0
+
+
+def test_the_offset_given_on_the_command_line_replaces_the_estimate() -> None:
+    w = writes(2500.0, out_ms=[1.0] * 6, back_ms=[1.0] * 6)
+    clock = estimate_offsets(w, {"stby01": 2400.0}).row(0, named=True)
+    assert (clock["offset_ms"], clock["bound_ms"], clock["source"]) == (2400.0, 0.0, "--clock-offset")
+    assert clock["causal_violations"] == 6  # 100 ms off: every receive now comes before its send
+
+
+def test_a_whole_hour_looks_like_a_time_zone() -> None:
+    w = writes(3_600_000.0, out_ms=[1.0] * 6, back_ms=[1.0] * 6)
+    assert "looks like a time zone difference" in estimate_offsets(w)["warning"][0]
+
+
+def test_one_way_delays_split_the_network_time_exactly() -> None:
+    w = writes(-800.0, out_ms=[0.7, 0.7, 0.7, 0.7, 0.7], back_ms=[0.3, 0.3, 0.3, 0.3, 0.3])
+    out = one_way(w, estimate_offsets(w))
+    assert out.columns == WRITES.names()
+    assert (out["net_out_ms"] + out["net_back_ms"] - out["network_ms"]).abs().max() < 1e-9
+    # a constant asymmetry cannot be told from an offset: the estimate splits the round trip evenly
+    assert out["net_out_ms"].to_list() == pytest.approx([0.5] * 5, abs=1e-6)
+
+
+def test_merged_timeline_puts_standby_events_on_the_primary_clock() -> None:
+    w = writes(60_000.0, out_ms=[1.0] * 6, back_ms=[1.0] * 6)
+    events = merged_timeline(w, estimate_offsets(w))
+    first = events.filter(pl.col("msgid") == 100)
+    assert first["event"].to_list() == ["send", "receive", "finish", "ack"]
+    assert first["at"].is_sorted()
+    assert first["host"].to_list() == ["prim01", "stby01", "stby01", "prim01"]
+
+
+def test_each_host_pair_gets_its_own_offset() -> None:
+    w = pl.concat([writes(100.0, [1.0] * 6, [1.0] * 6), writes(-300.0, [1.0] * 6, [1.0] * 6, standby="stby02")])
+    clock = estimate_offsets(w).sort("standby_host")
+    assert clock["standby_host"].to_list() == ["stby01", "stby02"]
+    assert clock["offset_ms"].to_list() == pytest.approx([100.0, -300.0], abs=0.01)

@@ -1,0 +1,73 @@
+"""Summary statistics: nearest-rank percentiles, V$EVENT_HISTOGRAM buckets, verdict totals, the slowest writes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+
+from analyzer.schemas import WRITES
+from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
+
+T0 = datetime(2024, 5, 1, tzinfo=UTC)
+
+
+def writes(totals: list[float], verdicts: list[str | None] | None = None, threshold: float = 100.0) -> pl.DataFrame:
+    verdicts = verdicts or ["network"] * len(totals)
+    return pl.from_dicts(
+        [
+            {
+                "thread": 1 + i % 2,
+                "msgid": 1000 - i,
+                "sent_at": T0 + timedelta(seconds=i // 2),
+                "total_ms": t,
+                "network_ms": t * 0.25,
+                "rfs_io_ms": t * 0.75,
+                "rfs_other_ms": 0.0,
+                "rfs_ms": t * 0.75,
+                "verdict": v,
+                "slow": t >= threshold,
+                "matched": v is not None,
+            }
+            for i, (t, v) in enumerate(zip(totals, verdicts, strict=True))
+        ],
+        schema=WRITES | {"rfs_ms": pl.Float64},
+    )
+
+
+def test_percentiles_are_observed_values_at_the_nearest_index() -> None:
+    """The value at index round(q x (n - 1)) of the sorted values (never an interpolated value)."""
+    stats = component_stats(writes([float(x) for x in range(1, 101)])).row(0, named=True)
+    assert stats["component"] == "total"
+    assert (stats["count"], stats["p50"], stats["p90"], stats["p99"], stats["max"]) == (100, 51.0, 90.0, 99.0, 100.0)
+    assert component_stats(writes([1.0])).get_column("component").to_list() == [
+        "total",
+        "network",
+        "rfs_io",
+        "rfs_other",
+        "rfs",
+    ]
+
+
+def test_histogram_buckets_are_those_of_v_event_histogram() -> None:
+    h = histogram(writes([-0.2, 0.9, 1.0, 3.99, 4.0, 70000.0]))
+    counts = dict(h.iter_rows())
+    assert counts["<1"] == 2  # a negative value (timestamp resolution) counts in the first bucket
+    assert (counts["<2"], counts["<4"], counts["<8"]) == (1, 1, 1)
+    assert h["bucket"][-1] == ">=65536" and counts[">=65536"] == 1
+
+
+def test_verdict_totals_and_shares_look_at_slow_writes() -> None:
+    w = writes([150.0, 50.0, 300.0], ["network", "network", "rfs_io"])
+    totals = {r["verdict"]: r for r in verdict_totals(w).iter_rows(named=True)}
+    assert (totals["network"]["writes"], totals["network"]["slow_writes"]) == (2, 1)
+    assert totals["rfs_io"]["slow_total_ms"] == 300.0
+    assert time_shares(w) == {"network": 0.25, "rfs_io": 0.75, "rfs_other": 0.0}
+
+
+def test_slowest_breaks_ties_by_send_time_then_msgid() -> None:
+    w = writes([5.0, 9.0, 9.0, 9.0, 1.0])  # rows 2 and 3 were sent in the same second, row 1 before
+    top = slowest(w, 3)
+    assert top["total_ms"].to_list() == [9.0, 9.0, 9.0]
+    assert top["msgid"].to_list() == [999, 997, 998]  # earliest first; the same send time: lower msgid first
+    assert slowest(w, 0).height == 0
