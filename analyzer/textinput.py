@@ -1,0 +1,123 @@
+"""Small text inputs read whole (an oratcptest log, an AWR or Statspack report), and their grammars.
+
+Trace files stream through `analyzer.sources`; these companions are a few megabytes at most, so
+they are read into memory, decompressed by their suffix (`.gz`, `.bz2`, `.xz`) and decoded leniently.
+"""
+
+from __future__ import annotations
+
+import bz2
+import functools
+import gzip
+import io
+import lzma
+import zlib
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Transformer, UnexpectedInput, UnexpectedToken
+
+from analyzer.errors import LimitExceeded, UsageError
+
+#: decompressed size above which an input is refused (reports are a few MB; this stops a bomb)
+MAX_BYTES = 256 << 20
+_BROKEN = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
+
+
+class LineError(ValueError):
+    """A line that a grammar rejects; the message is the reason."""
+
+
+def read_text(path: str | Path, what: str, limit: int = MAX_BYTES) -> tuple[str, str | None]:
+    """The decoded text of `path` and, when its compressed stream broke, what happened.
+
+    What was decompressed before the damage is kept. Undecodable bytes become U+FFFD; a UTF-16
+    byte-order mark is honoured (reports saved by Windows editors).
+
+    Raises:
+        UsageError: the path does not exist, is not a file, or cannot be opened.
+        LimitExceeded: more than `limit` bytes once decompressed.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"{what} {file}: no such file")
+    damage: str | None = None
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with _open(file) as stream:
+            while block := stream.read(1 << 20):
+                size += len(block)
+                if size > limit:
+                    raise LimitExceeded(f"{what} {file}: larger than {limit >> 20} MiB once decompressed")
+                chunks.append(block)
+    except PermissionError as err:
+        raise UsageError(f"{what} {file}: cannot be read ({err.strerror})") from None
+    except _BROKEN as err:
+        if not chunks:
+            raise UsageError(f"{what} {file}: cannot be read ({err})") from None
+        damage = f"the compressed stream broke after {size} bytes ({err}); the text before it is read"
+    return decode(b"".join(chunks)), damage
+
+
+def _open(path: Path) -> io.BufferedIOBase:
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        return gzip.GzipFile(path, "rb")
+    if suffix == ".bz2":
+        return bz2.BZ2File(path, "rb")
+    if suffix == ".xz":
+        return lzma.LZMAFile(path, "rb")
+    return path.open("rb")
+
+
+def decode(data: bytes) -> str:
+    """Bytes to text: UTF-16 when a byte-order mark says so, else UTF-8 with replacement."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+#: no-break and other fixed-width spaces (pasted from web pages and mail) read as spaces
+_SPACES = str.maketrans({"\xa0": " ", "\u2007": " ", "\u202f": " ", "\x00": None, "\f": "\n"})
+
+
+def text_lines(text: str) -> list[str]:
+    """Lines without their end (LF, CRLF or a lone CR); NULs dropped, no-break spaces made spaces."""
+    return text.translate(_SPACES).splitlines()
+
+
+def grammar_file(name: str) -> Path:
+    """`<name>.lark` inside the installed wheel (analyzer/grammars) or grammars/ in a checkout."""
+    here = Path(__file__).resolve().parent
+    for directory in (here / "grammars", here.parent / "grammars"):
+        if (directory / f"{name}.lark").is_file():
+            return directory / f"{name}.lark"
+    raise FileNotFoundError(f"grammar {name}.lark not found next to {here}")  # broken installation
+
+
+@functools.cache
+def line_parser(name: str, transformer: type[Transformer[Any, Any]], *, strict: bool = False) -> Lark:
+    """The cached LALR parser of one grammar, transforming inline (no tree is built)."""
+    return Lark(
+        grammar_file(name).read_text(encoding="utf-8"),
+        parser="lalr",
+        transformer=transformer(),
+        strict=strict,
+    )
+
+
+def parse_with(parser: Lark, text: str) -> Any:
+    """Parse one stripped line; lark's complaint becomes a `LineError` saying where and why."""
+    line = text.strip()
+    try:
+        return parser.parse(line)
+    except UnexpectedInput as err:
+        if isinstance(err, UnexpectedToken) and err.token.type == "$END":
+            raise LineError(f"line ends early (after column {len(line)})") from None
+        got = line[err.pos_in_stream : err.pos_in_stream + 12] if err.pos_in_stream is not None else ""
+        column = getattr(err, "column", "?")
+        where = f"unexpected {got!r} at column {column}" if got else f"line ends early (column {column})"
+        raise LineError(where) from None
+    except ValueError as err:  # a transformer rejected a grammatical line (a unit it does not know)
+        raise LineError(str(err)) from None
