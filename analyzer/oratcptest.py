@@ -11,155 +11,34 @@ oratcptest's "Mbyte" is 1024x1024 bytes (the client says so: `(1 Mbyte = 1024x10
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
-from datetime import datetime, time
+from datetime import time
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-from lark import Token, Transformer
 
 from analyzer.errors import UsageError
+from analyzer.oratcptest_lines import (
+    MIB,
+    Clocked,
+    Interval,
+    Marker,
+    Quantity,
+    Record,
+    ServerDone,
+    Setting,
+    UnitNote,
+    millis,
+    parse_line,
+    rate_bytes_s,
+    seconds,
+    size_bytes,
+)
 from analyzer.schemas import BASELINE_INTERVALS, BASELINE_LINES, frame
-from analyzer.textinput import LineError, line_parser, parse_with, read_text, text_lines
+from analyzer.textinput import LineError, read_text, text_lines
 
 __all__ = ["BaselineAverages", "BaselineRun", "BaselineSettings", "parse_baseline", "parse_line", "read_baseline"]
-
-MIB = 1 << 20
-
-
-# ---------------------------------------------------------------------------- line records
-@dataclass(frozen=True, slots=True)
-class Quantity:
-    """A number with its unit as printed, and the `(disk-write N ms)` part when there is one."""
-
-    number: float
-    unit: str | None
-    disk_write: float | None = None
-    disk_write_unit: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """A line whose shape is all it says: `request`, `columns`, `server_started`, `server_request`."""
-
-    kind: str
-    latency: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Setting:
-    """`Key = value`: a requested setting, an average, or a server-side setting."""
-
-    key: str
-    text: str | None
-    quantity: Quantity | None
-
-
-@dataclass(frozen=True, slots=True)
-class UnitNote:
-    """`(1 Mbyte = 1024x1024 bytes)`: what the client means by its size unit."""
-
-    count: float
-    unit: str
-    bytes: int
-
-
-@dataclass(frozen=True, slots=True)
-class Clocked:
-    """`(HH:MM:SS) The server is ready.` (`ready`) or `(HH:MM:SS) Test finished.` (`finished`)."""
-
-    kind: str
-    at: time
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    """`(HH:MM:SS)  7.544 Mbytes/s  1.037 ms  (disk-write 0.564 ms)`: one statistics interval."""
-
-    at: time
-    throughput: Quantity
-    latency: Quantity | None
-
-
-@dataclass(frozen=True, slots=True)
-class ServerDone:
-    """`The test terminated. ...` (server side)."""
-
-    detail: str | None
-
-
-Record = Quantity | Marker | Setting | UnitNote | Clocked | Interval | ServerDone
-
-
-class _Lines(Transformer[Token, Any]):
-    def start(self, c: list[Record]) -> Record:
-        return c[0]
-
-    def request(self, _: list[Token]) -> Marker:
-        return Marker("request")
-
-    def server_started(self, _: list[Token]) -> Marker:
-        return Marker("server_started")
-
-    def server_request(self, _: list[Token]) -> Marker:
-        return Marker("server_request")
-
-    def columns(self, c: list[Token]) -> Marker:
-        return Marker("columns", latency=len(c) > 0)
-
-    def server_done(self, c: list[Token]) -> ServerDone:
-        return ServerDone(str(c[0]) if c else None)
-
-    def setting(self, c: list[Any]) -> Setting:
-        value = c[1]
-        if isinstance(value, Quantity):
-            return Setting(str(c[0]).strip(), None, value)
-        return Setting(str(c[0]).strip(), str(value), None)
-
-    def word(self, c: list[Token]) -> str:
-        return str(c[0]).strip()
-
-    def default(self, c: list[Token]) -> str:
-        return str(c[0])
-
-    def quantity(self, c: list[Any]) -> Quantity:
-        unit = next((str(t) for t in c[1:] if isinstance(t, Token)), None)
-        disk = next((d for d in c[1:] if isinstance(d, tuple)), (None, None))
-        return Quantity(float(c[0]), unit, disk[0], disk[1])
-
-    def disk_write(self, c: list[Token]) -> tuple[float, str]:
-        return float(c[0]), str(c[1])
-
-    def unit_note(self, c: list[Token]) -> UnitNote:
-        count, unit, product = float(c[0]), str(c[1]), str(c[2])
-        if count <= 0:
-            raise ValueError("unit note with a zero count")
-        return UnitNote(count, unit, round(math.prod(int(f) for f in product.split("x")) / count))
-
-    def ready(self, c: list[Token]) -> Clocked:
-        return Clocked("ready", _clock(c[0]))
-
-    def finished(self, c: list[Token]) -> Clocked:
-        return Clocked("finished", _clock(c[0]))
-
-    def interval(self, c: list[Any]) -> Interval:
-        return Interval(_clock(c[0]), c[1], c[2] if len(c) > 2 else None)
-
-
-def _clock(token: Token) -> time:
-    return datetime.strptime(str(token)[1:-1], "%H:%M:%S").time()
-
-
-def parse_line(text: str) -> Record:
-    """Parse one line of oratcptest output.
-
-    Raises:
-        LineError: the grammar rejects the line; the message says where and why.
-    """
-    result: Record = parse_with(line_parser("oratcptest", _Lines), text)
-    return result
 
 
 # ---------------------------------------------------------------------------- results
@@ -230,50 +109,6 @@ class BaselineRun:
         return int(self.lines["status"].eq("unparsed").sum())
 
 
-# ---------------------------------------------------------------------------- units
-_SIZE_POWER = {"byte": 0, "bytes": 0, "kbyte": 1, "kbytes": 1, "kb": 1, "mbyte": 2, "mbytes": 2, "mb": 2}
-_SIZE_POWER |= {"gbyte": 3, "gbytes": 3, "gb": 3}
-_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "sec": 1000.0, "second": 1000.0, "seconds": 1000.0}
-_SECONDS = {"s": 1.0, "sec": 1.0, "second": 1.0, "seconds": 1.0, "min": 60.0, "minute": 60.0, "minutes": 60.0}
-_SECONDS |= {"h": 3600.0, "hour": 3600.0, "hours": 3600.0, "ms": 0.001}
-
-
-def _base(mbyte: int) -> int:
-    return math.isqrt(mbyte) if math.isqrt(mbyte) ** 2 == mbyte else 1024
-
-
-def size_bytes(q: Quantity, mbyte: int = MIB) -> int:
-    """`8 kbytes` -> 8192 (with the client's Mbyte; its kbyte is the square root of it)."""
-    power = _SIZE_POWER.get((q.unit or "bytes").lower())
-    if power is None:
-        raise ValueError(f"unknown size unit {q.unit!r}")
-    return round(q.number * float(_base(mbyte) ** power))
-
-
-def rate_bytes_s(q: Quantity, mbyte: int = MIB) -> float:
-    """`7.544 Mbytes/s` -> bytes per second."""
-    unit = (q.unit or "").lower()
-    if not unit.endswith("/s") or unit[:-2] not in _SIZE_POWER:
-        raise ValueError(f"unknown throughput unit {q.unit!r}")
-    return q.number * float(_base(mbyte) ** _SIZE_POWER[unit[:-2]])
-
-
-def millis(number: float, unit: str | None) -> float:
-    """A latency in ms."""
-    factor = _MS.get((unit or "").lower())
-    if factor is None:
-        raise ValueError(f"unknown latency unit {unit!r}")
-    return number * factor
-
-
-def seconds(q: Quantity) -> float:
-    """`2 minutes` -> 120.0."""
-    factor = _SECONDS.get((q.unit or "").lower())
-    if factor is None:
-        raise ValueError(f"unknown duration unit {q.unit!r}")
-    return q.number * factor
-
-
 # ---------------------------------------------------------------------------- runs
 _CLIENT_KINDS = ("interval", "ready", "finished", "columns", "unit_note")
 
@@ -283,7 +118,7 @@ class _Run:
 
     def __init__(self, number: int, line: int) -> None:
         self.number, self.first_line = number, line
-        self.phase = "request"  # request -> running -> finished -> closed
+        self.phase = "request"  # request -> running -> finished
         self.settings: list[Setting] = []
         self.mbyte = MIB
         self.ready: time | None = None
@@ -308,7 +143,9 @@ class _Run:
         elif isinstance(rec, Interval):
             return self._interval(rec)
         elif isinstance(rec, Marker) and rec.kind == "columns":
-            self.phase = "running" if self.phase == "request" else self.phase
+            if self.phase == "finished":
+                return "column headings after 'Test finished.'"
+            self.phase = "running"
         else:  # pragma: no cover - the caller routes every other record
             return f"unexpected {type(rec).__name__}"
         return None
@@ -318,6 +155,8 @@ class _Run:
             if rec.key.lower() not in ("avg. throughput", "avg. latency", "socket send buffer"):
                 return f"setting {rec.key!r} after 'Test finished.'"
             problem = _check_average(rec)
+            if problem is None and any(a.key.lower() == rec.key.lower() for a in self.after):
+                problem = f"a second {rec.key!r} line"
             if problem is None:
                 self.after.append(rec)
             return problem
@@ -497,9 +336,7 @@ def parse_baseline(text: str, label: str) -> list[BaselineRun]:
         except LineError as err:
             rec, error = None, str(err)
         kind = _kind(rec)
-        current = runs[-1] if runs and runs[-1].phase != "closed" else None
-        if current is not None and current.phase == "finished" and not _belongs_after(rec):
-            current.phase, current = "closed", None
+        current = runs[-1] if runs else None
         if kind == "request":
             server = False
             runs.append(_Run(len(runs) + 1, number))
@@ -511,6 +348,8 @@ def parse_baseline(text: str, label: str) -> list[BaselineRun]:
             client_lines += kind in _CLIENT_KINDS
             status, why = ("unparsed", f"{kind} line outside a client run") if kind in _CLIENT_KINDS else _outside(kind)
             note(number, status, kind, why)
+        elif rec is None and current.phase == "finished":
+            note(number, "ignored", None, "after the end of the run")  # a prompt, prose
         elif rec is None:
             note(number, "unparsed", None, f"not an oratcptest client line: {error}")
         else:
@@ -529,11 +368,6 @@ def _kind(rec: Record | None) -> str | None:
     if isinstance(rec, Marker | Clocked):
         return rec.kind
     return {Setting: "setting", UnitNote: "unit_note", Interval: "interval", ServerDone: "server_done"}[type(rec)]
-
-
-def _belongs_after(rec: Record | None) -> bool:
-    """Lines that may follow `Test finished.` in the same run: the averages block."""
-    return isinstance(rec, Setting) and rec.key.lower() in ("avg. throughput", "avg. latency", "socket send buffer")
 
 
 def _outside(kind: str | None) -> tuple[str, str]:
