@@ -18,7 +18,7 @@ from lark import Token, Transformer
 from analyzer.awr_tables import Column
 from analyzer.textinput import LineError, line_parser, parse_with
 
-__all__ = ["Bucket", "Elapsed", "Record", "SnapLine", "Title", "Value", "buckets", "count", "millis"]
+__all__ = ["AwrShapes", "Bucket", "Elapsed", "Record", "SnapLine", "Title", "Value", "buckets", "count", "millis"]
 __all__ += ["parse_line", "plain"]
 
 
@@ -68,7 +68,9 @@ class Bucket:
 Record = SnapLine | Elapsed | Title | Value | Bucket
 
 
-class _Shapes(Transformer[Token, Any]):
+class AwrShapes(Transformer[Token, Any]):
+    """Inline transformer of grammars/awr.lark: one record per line or cell."""
+
     def start(self, c: list[Record]) -> Record:
         return c[0]
 
@@ -80,7 +82,7 @@ class _Shapes(Transformer[Token, Any]):
         try:
             at = datetime.strptime(f"{date} {clock}", f"%d-%b-{year} %H:%M{seconds}")
         except ValueError:
-            raise ValueError(f"snapshot time {date} {clock!r} not understood") from None
+            raise ValueError(f"snapshot time '{date} {clock}' not understood") from None
         return SnapLine(kind, int(c[1]), at)
 
     def elapsed(self, c: list[Token]) -> Elapsed:
@@ -117,7 +119,7 @@ def parse_line(text: str) -> Record:
     Raises:
         LineError: the grammar rejects it; the message says where and why.
     """
-    result: Record = parse_with(line_parser("awr", _Shapes), text)
+    result: Record = parse_with(line_parser("awr", AwrShapes), text)
     return result
 
 

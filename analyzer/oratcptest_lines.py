@@ -15,7 +15,18 @@ from lark import Token, Transformer
 
 from analyzer.textinput import line_parser, parse_with
 
-__all__ = ["MIB", "Clocked", "Interval", "Marker", "Quantity", "Record", "ServerDone", "Setting", "UnitNote"]
+__all__ = [
+    "MIB",
+    "Clocked",
+    "Interval",
+    "Marker",
+    "OratcptestShapes",
+    "Quantity",
+    "Record",
+    "ServerDone",
+    "Setting",
+    "UnitNote",
+]
 __all__ += ["millis", "parse_line", "rate_bytes_s", "seconds", "size_bytes"]
 
 MIB = 1 << 20
@@ -85,7 +96,9 @@ class ServerDone:
 Record = Quantity | Marker | Setting | UnitNote | Clocked | Interval | ServerDone
 
 
-class _Lines(Transformer[Token, Any]):
+class OratcptestShapes(Transformer[Token, Any]):
+    """Inline transformer of grammars/oratcptest.lark: one record per line."""
+
     def start(self, c: list[Record]) -> Record:
         return c[0]
 
@@ -150,7 +163,7 @@ def parse_line(text: str) -> Record:
     Raises:
         LineError: the grammar rejects the line; the message says where and why.
     """
-    result: Record = parse_with(line_parser("oratcptest", _Lines), text)
+    result: Record = parse_with(line_parser("oratcptest", OratcptestShapes), text)
     return result
 
 
@@ -168,7 +181,9 @@ def _base(mbyte: int) -> int:
 
 def size_bytes(q: Quantity, mbyte: int = MIB) -> int:
     """`8 kbytes` -> 8192 (with the client's Mbyte; its kbyte is the square root of it)."""
-    power = _SIZE_POWER.get((q.unit or "bytes").lower())
+    if q.unit is None:
+        raise ValueError(f"{q.number:g} without its unit (line cut short?)")
+    power = _SIZE_POWER.get(q.unit.lower())
     if power is None:
         raise ValueError(f"unknown size unit {q.unit!r}")
     return round(q.number * float(_base(mbyte) ** power))
@@ -176,7 +191,9 @@ def size_bytes(q: Quantity, mbyte: int = MIB) -> int:
 
 def rate_bytes_s(q: Quantity, mbyte: int = MIB) -> float:
     """`7.544 Mbytes/s` -> bytes per second."""
-    unit = (q.unit or "").lower()
+    if q.unit is None:
+        raise ValueError(f"{q.number:g} without its unit (line cut short?)")
+    unit = q.unit.lower()
     if not unit.endswith("/s") or unit[:-2] not in _SIZE_POWER:
         raise ValueError(f"unknown throughput unit {q.unit!r}")
     return q.number * float(_base(mbyte) ** _SIZE_POWER[unit[:-2]])

@@ -108,8 +108,8 @@ def line_parser(name: str, transformer: type[Transformer[Any, Any]], *, strict: 
 
 
 def parse_with(parser: Lark, text: str) -> Any:
-    """Parse one stripped line; lark's complaint becomes a `LineError` saying where and why."""
-    line = text.strip()
+    """Parse one line (right-stripped); lark's complaint becomes a `LineError` saying where and why."""
+    line = text.rstrip()
     try:
         return parser.parse(line)
     except UnexpectedInput as err:
