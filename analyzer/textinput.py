@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bz2
 import functools
-import gzip
 import io
 import lzma
 import zlib
@@ -29,46 +28,61 @@ class LineError(ValueError):
 
 
 def read_text(path: str | Path, what: str, limit: int = MAX_BYTES) -> tuple[str, str | None]:
-    """The decoded text of `path` and, when its compressed stream broke, what happened.
+    """The decoded text of `path` and, when its compressed stream is damaged, what happened.
 
-    What was decompressed before the damage is kept. Undecodable bytes become U+FFFD; a UTF-16
+    Everything decompressed before the damage is kept. Undecodable bytes become U+FFFD; a UTF-16
     byte-order mark is honoured (reports saved by Windows editors).
 
     Raises:
-        UsageError: the path does not exist, is not a file, or cannot be opened.
+        UsageError: the path does not exist, is not a file, or nothing of it can be read.
         LimitExceeded: more than `limit` bytes once decompressed.
     """
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"{what} {file}: no such file")
-    damage: str | None = None
+    suffix = file.suffix.lower()
     chunks: list[bytes] = []
-    size = 0
+    damage: str | None = None
     try:
-        with _open(file) as stream:
-            while block := stream.read(1 << 20):
-                size += len(block)
-                if size > limit:
-                    raise LimitExceeded(f"{what} {file}: larger than {limit >> 20} MiB once decompressed")
-                chunks.append(block)
+        with file.open("rb") as raw:
+            damage = _inflate(raw, suffix, chunks, limit, f"{what} {file}")
     except PermissionError as err:
         raise UsageError(f"{what} {file}: cannot be read ({err.strerror})") from None
     except _BROKEN as err:
-        if not chunks:
-            raise UsageError(f"{what} {file}: cannot be read ({err})") from None
-        damage = f"the compressed stream broke after {size} bytes ({err}); the text before it is read"
+        damage = f"the {suffix[1:]} stream is damaged after {sum(map(len, chunks))} bytes ({err})"
+    if damage is not None and not any(chunks):
+        raise UsageError(f"{what} {file}: cannot be read ({damage})")
     return decode(b"".join(chunks)), damage
 
 
-def _open(path: Path) -> io.BufferedIOBase:
-    suffix = path.suffix.lower()
+def _decompressor(suffix: str) -> Any:
     if suffix == ".gz":
-        return gzip.GzipFile(path, "rb")
+        return zlib.decompressobj(31)
     if suffix == ".bz2":
-        return bz2.BZ2File(path, "rb")
-    if suffix == ".xz":
-        return lzma.LZMAFile(path, "rb")
-    return path.open("rb")
+        return bz2.BZ2Decompressor()
+    return lzma.LZMADecompressor() if suffix == ".xz" else None
+
+
+def _inflate(raw: io.BufferedReader, suffix: str, chunks: list[bytes], limit: int, name: str) -> str | None:
+    """Decompress `raw` into `chunks` block by block (so a damaged tail keeps what came before)."""
+    inflater = _decompressor(suffix)
+    size = 0
+    while block := raw.read(1 << 16):
+        while block:
+            if inflater is None:
+                out, block = block, b""
+            else:
+                out = inflater.decompress(block)
+                block = inflater.unused_data if inflater.eof else b""
+                if inflater.eof and block:  # concatenated members (gzip -c a b > c)
+                    inflater = _decompressor(suffix)
+            size += len(out)
+            if size > limit:
+                raise LimitExceeded(f"{name}: larger than {limit >> 20} MiB once decompressed")
+            chunks.append(out)
+    if inflater is not None and not inflater.eof:
+        return f"the {suffix[1:]} stream ends early, after {size} bytes: the text before is read"
+    return None
 
 
 def decode(data: bytes) -> str:
