@@ -84,7 +84,8 @@ class BaselineRun:
 
     `lines` (BASELINE_LINES) accounts for every line from the end of the previous run (the start of
     the file for the first run) to the line before the next `[Requesting a test]` (the end of the file
-    for the last), so the runs of a file together account for each of its lines once.
+    for the last), so the runs of a file together account for each of its lines once. When a
+    compressed file is damaged, the last run's `lines` ends with a row without line number saying so.
     """
 
     label: str
@@ -234,21 +235,21 @@ def _settings(run: _Run) -> BaselineSettings:
     other: list[tuple[str, str]] = []
     for s in run.settings:
         key, q, text = s.key.lower(), s.quantity, s.text or ""
-        if key == "message payload" and q:
+        if key == "message payload" and q is not None:
             values["payload_bytes"] = size_bytes(q, run.mbyte)
         elif key == "payload content type":
             values["payload_content"] = text
         elif key == "delay between messages":
-            values["delay_ms"] = millis(q.number, q.unit) if q else 0.0
-        elif key == "number of connections" and q:
+            values["delay_ms"] = millis(q.number, q.unit) if q is not None else 0.0
+        elif key == "number of connections" and q is not None:
             values["connections"] = int(q.number)
         elif key == "socket send buffer":
-            values["send_buffer_bytes"] = size_bytes(q, run.mbyte) if q else None
+            values["send_buffer_bytes"] = size_bytes(q, run.mbyte) if q is not None else None
         elif key == "transport mode":
             values["mode"] = text.upper()
         elif key == "disk write":
             values["disk_write"] = text.upper().startswith("YES")
-        elif key in ("statistics interval", "test duration") and q:
+        elif key in ("statistics interval", "test duration") and q is not None:
             values["interval_s" if key.startswith("stat") else "duration_s"] = seconds(q)
         elif key in ("test frequency", "network timeout"):
             values["frequency" if key == "test frequency" else "network_timeout"] = text or _printed(q)
@@ -266,13 +267,13 @@ def _averages(run: _Run) -> BaselineAverages | None:
         return None
     found = {s.key.lower(): s.quantity for s in run.after if s.quantity is not None}
     rate, latency, buffer = found.get("avg. throughput"), found.get("avg. latency"), found.get("socket send buffer")
-    per_s = rate_bytes_s(rate, run.mbyte) if rate else None
+    per_s = rate_bytes_s(rate, run.mbyte) if rate is not None else None
     return BaselineAverages(
         throughput_bytes_s=per_s,
         throughput_mib_s=per_s / MIB if per_s is not None else None,
-        latency_ms=millis(latency.number, latency.unit) if latency else None,
+        latency_ms=millis(latency.number, latency.unit) if latency is not None else None,
         disk_write_ms=_disk_ms(latency),
-        send_buffer_bytes=size_bytes(buffer, run.mbyte) if buffer else None,
+        send_buffer_bytes=size_bytes(buffer, run.mbyte) if buffer is not None else None,
     )
 
 
@@ -295,7 +296,7 @@ def _intervals(run: _Run) -> pl.DataFrame:
                 "elapsed_s": elapsed,
                 "throughput_bytes_s": per_s,
                 "throughput_mib_s": per_s / MIB,
-                "latency_ms": millis(lat.number, lat.unit) if lat else None,
+                "latency_ms": millis(lat.number, lat.unit) if lat is not None else None,
                 "disk_write_ms": _disk_ms(lat),
             }
         )

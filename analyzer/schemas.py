@@ -253,7 +253,8 @@ def frame(rows: list[dict[str, object]], columns: pl.Schema) -> pl.DataFrame:
 
 # ---------------------------------------------------------------------------- companion inputs
 #: oratcptest interval lines of one run (`--baseline`): sizes in bytes, times in ms or s, where
-#: oratcptest's Mbyte is 1024x1024 bytes; `elapsed_s` counts from `The server is ready.`
+#: oratcptest's Mbyte is 1024x1024 bytes; `elapsed_s` counts from `The server is ready.` (from the
+#: first interval line when that line is missing), across midnight
 BASELINE_INTERVALS = schema(
     run=pl.Int64,
     line=pl.Int64,
