@@ -131,10 +131,11 @@ def _event_rows(table: Table, section: str, wanted: dict[str, str], skipped: lis
     avg_unit = _unit(table.columns[roles["avg"]], "ms") if "avg" in roles else "ms"
     rows = []
     for row in table.rows:
-        event = _event(row.cells[0], table.columns[0].width, wanted)
+        event = _event(row.first, table.columns[0].width, wanted)
         if event is None:
             continue
-        cell = {role: row.cells[i] if i < len(row.cells) else "" for role, i in roles.items() if role}
+        cells = row.cells
+        cell = {role: cells[i] if i < len(cells) else "" for role, i in roles.items() if role}
         try:
             rows.append(
                 {
@@ -161,7 +162,7 @@ def _histogram_rows(table: Table, title: str, wanted: dict[str, str], skipped: l
         return []
     rows = []
     for row in table.rows:
-        event = _event(row.cells[0], table.columns[0].width, wanted)
+        event = _event(row.first, table.columns[0].width, wanted)
         if event is None:
             continue
         cells = list(row.cells) + [""] * len(table.columns)
@@ -240,7 +241,7 @@ def parse_awr(text: str, label: str, events: tuple[str, ...] = DATA_GUARD_EVENTS
         _head(tables, found)
         for table in tables:
             for row in table.rows:
-                if row.cells and row.cells[0] in ("Begin Snap:", "End Snap:", "Elapsed:"):
+                if row.first in ("Begin Snap:", "End Snap:", "Elapsed:"):
                     _window(" ".join(c for c in row.cells if c), found)
     else:
         lines = text_lines(text)

@@ -34,10 +34,28 @@ class Column:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A data row: the line it starts on and one cell per column (empty when blank)."""
+    """A data row: the line it starts on and one cell per column (empty when blank).
+
+    A text row is cut into cells only when asked (`cells`): most rows of a report are of no
+    interest, and their first cell (`first`, the event name) is enough to tell.
+    """
 
     line: int
-    cells: tuple[str, ...]
+    given: tuple[str, ...] | None = None
+    text: str = ""
+    spans: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def first(self) -> str:
+        """The first cell."""
+        if self.given is not None:
+            return self.given[0] if self.given else ""
+        return self.text[: self.spans[0][1]].strip()
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        """Every cell."""
+        return self.given if self.given is not None else _cells(self.text, list(self.spans))
 
 
 @dataclass(frozen=True)
@@ -152,12 +170,13 @@ def text_tables(lines: list[str]) -> Iterator[Table]:
             title = ""  # a section's closing rule (before its table, such a line underlines a heading)
         elif _RULER.match(text) and text.strip():
             spans = _spans(text)
+            ruled = tuple(spans)
             columns = _columns(_header(lines, i), spans)
             rows: list[Row] = []
             j = i + 1
             while j < len(lines) and not _ends_rows(lines[j]):
                 if lines[j].strip():  # a stray blank line does not end a table
-                    rows.append(Row(j + 1, _cells(lines[j], spans)))
+                    rows.append(Row(j + 1, text=lines[j], spans=ruled))
                 j += 1
             yield Table(title, i + 1, columns, tuple(rows))
             found, i = True, j
@@ -235,7 +254,8 @@ class _Collector(HTMLParser):
 
 
 def _int(value: str | None) -> int:
-    return int(value) if value and value.strip().isdigit() and int(value) > 0 else 1
+    """A colspan/rowspan: 1 unless a positive number, at most 100 (a hostile page cannot blow up)."""
+    return min(int(value), 100) if value and value.strip().isdigit() and int(value) > 0 else 1
 
 
 def _text(cell: _Cell) -> str:
@@ -281,6 +301,6 @@ def html_tables(text: str) -> tuple[list[str], list[Table]]:
             parts = [g[k] for g in grid if k < len(g) and g[k]]
             unique = [p for i, p in enumerate(parts) if p not in parts[:i]]
             columns.append(Column(" ".join(unique), unique[-1] if unique else ""))
-        rows = tuple(Row(line, tuple(_text(c) for c in cells)) for line, cells in body)
+        rows = tuple(Row(line, given=tuple(_text(c) for c in cells)) for line, cells in body)
         out.append(Table(raw.title, raw.line, tuple(columns), rows, summary=raw.summary))
     return collector.headings, out
