@@ -293,3 +293,45 @@ def empty(columns: pl.Schema) -> pl.DataFrame:
 def frame(rows: list[dict[str, object]], columns: pl.Schema) -> pl.DataFrame:
     """Build a frame from dict rows with an explicit schema (missing keys become null)."""
     return pl.from_dicts(rows, schema=columns) if rows else empty(columns)
+
+
+# ---------------------------------------------------------------------------- companion inputs
+#: oratcptest interval lines of one run (`--baseline`): sizes in bytes, times in ms or s, where
+#: oratcptest's Mbyte is 1024x1024 bytes; `elapsed_s` counts from `The server is ready.` (from the
+#: first interval line when that line is missing), across midnight
+BASELINE_INTERVALS = schema(
+    run=pl.Int64,
+    line=pl.Int64,
+    at=pl.Time,
+    elapsed_s=pl.Float64,
+    throughput_bytes_s=pl.Float64,
+    throughput_mib_s=pl.Float64,
+    latency_ms=pl.Float64,
+    disk_write_ms=pl.Float64,
+)
+#: every line of an oratcptest file: `status` is parsed, ignored or unparsed (then `reason` says why)
+BASELINE_LINES = schema(line=pl.Int64, status=pl.String, kind=pl.String, reason=pl.String, text=pl.String)
+#: wait event rows of an AWR or Statspack report (`--awr`); `section` is foreground, background or
+#: all (Statspack's "Wait Events (fg and bg)"); a blank %time-outs cell is 0 (the report says so)
+AWR_EVENTS = schema(
+    section=pl.String,
+    event=pl.String,
+    waits=pl.Int64,
+    timeouts_pct=pl.Float64,
+    total_wait_s=pl.Float64,
+    avg_wait_ms=pl.Float64,
+    line=pl.Int64,
+)
+#: wait event histogram rows, one per bucket: `table` is the section title ("Wait Event Histogram",
+#: "Wait Event Histogram (up to 2 sec)", ...), `waits` that table's count column, bounds in ms as
+#: labelled (`<1ms` is [lower, 1.0); `<=1s` includes 1000.0; the last bucket has no upper bound)
+AWR_HISTOGRAM = schema(
+    table=pl.String,
+    event=pl.String,
+    waits=pl.Int64,
+    bucket=pl.String,
+    lower_ms=pl.Float64,
+    upper_ms=pl.Float64,
+    pct=pl.Float64,
+    line=pl.Int64,
+)

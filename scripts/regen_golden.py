@@ -3,7 +3,8 @@
     python scripts/regen_golden.py          # or: make golden
 
 1. tests/grammar/cases/<family>/<construct>--<case>.json: what the family's lark grammar (the
-   specification) makes of each line of the matching .txt file.
+   specification) makes of each line of the matching .txt file; the same for the grammars of the
+   companion inputs (`oratcptest`, `awr`: INPUT_GRAMMARS).
 2. tests/golden/<sample>.json, .txt and .md: `dgtrace analyze` of each bundled sample (JSON document,
    plain-text report and Markdown report), run from the repository root.
 3. tests/golden/outputs.sha256: the digest of every output of `dgtrace analyze` on the samples and
@@ -14,18 +15,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import sys
-from datetime import datetime
+from collections.abc import Callable
+from datetime import datetime, time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from analyzer import awr_cells, oratcptest_lines  # noqa: E402
 from analyzer import grammar as g  # noqa: E402
+from analyzer.grammar import LineError  # noqa: E402
 from analyzer.parse import record_row  # noqa: E402
 from scripts.output_digests import digests  # noqa: E402
 
@@ -41,6 +46,32 @@ def _plain(value: object) -> object:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
+#: grammars of the companion inputs (case directory -> its line parser); not trace line families
+INPUT_GRAMMARS: dict[str, Callable[[str], object]] = {
+    "oratcptest": oratcptest_lines.parse_line,
+    "awr": awr_cells.parse_line,
+}
+
+
+def _plain_input(value: object) -> object:
+    if isinstance(value, datetime | time):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _plain_input(v) for k, v in value.items()}
+    return value
+
+
+def expected_input_line(grammar: str, number: int, text: str) -> dict[str, Any]:
+    """The golden entry for one line of a companion-input case: its record or the grammar's error."""
+    try:
+        record = INPUT_GRAMMARS[grammar](text)
+    except LineError as err:
+        return {"line": number, "text": text, "error": str(err)}
+    assert dataclasses.is_dataclass(record) and not isinstance(record, type)
+    fields = {k: _plain_input(v) for k, v in dataclasses.asdict(record).items()}
+    return {"line": number, "text": text, "record": type(record).__name__, "fields": fields}
+
+
 def expected_line(family: g.Family, number: int, text: str) -> dict[str, Any]:
     """The golden entry for one case line: its record (type and fields) or the grammar's error."""
     try:
@@ -53,8 +84,15 @@ def expected_line(family: g.Family, number: int, text: str) -> dict[str, Any]:
 
 def case_document(path: Path) -> dict[str, Any]:
     """The golden document of one case file."""
-    family = g.Family(path.parent.name)
     lines = path.read_text(encoding="utf-8").split("\n")[:-1]
+    if path.parent.name in INPUT_GRAMMARS:
+        grammar = path.parent.name
+        return {
+            "_generated": GENERATED,
+            "grammar": grammar,
+            "lines": [expected_input_line(grammar, i, t) for i, t in enumerate(lines, 1)],
+        }
+    family = g.Family(path.parent.name)
     return {
         "_generated": GENERATED,
         "family": family.value,
