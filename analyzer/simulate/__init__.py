@@ -2,7 +2,8 @@
 
 from analyzer.simulate.model import SCENARIOS, Profile
 from analyzer.simulate.options import FORMAT_VERSIONS, SimOptions, SimResult
-from analyzer.simulate.runner import TRUTH_COLUMNS, simulate
+from analyzer.simulate.runner import simulate
+from analyzer.simulate.truth import TRUTH_COLUMNS
 from analyzer.units import parse_size
 
 __all__ = [
