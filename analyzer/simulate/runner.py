@@ -148,24 +148,31 @@ def run_jobs(jobs: list[ThreadJob]) -> list[ThreadOutcome]:
 
 
 def _run_in_children(jobs: list[ThreadJob]) -> list[ThreadOutcome]:
-    """One `python -m analyzer.simulate.worker JOBFILE` per thread, all at once.
+    """One `python -m analyzer.simulate.worker JOBFILE` per thread, as many at once as there are cores.
 
     Child interpreters, not multiprocessing: fork is unsafe once the caller runs threads (polars), and
     spawn re-imports the caller's main script, which breaks scripts without a `__main__` guard.
     """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    children: list[subprocess.Popen[bytes]] = []
+    limit = max(2, os.cpu_count() or 2)
+    outcomes: dict[int, ThreadOutcome] = {}
+    running: list[tuple[int, subprocess.Popen[bytes]]] = []
     try:
-        for job in jobs:
+        for index, job in enumerate(jobs):
+            if len(running) == limit:
+                done, child = running.pop(0)
+                outcomes[done] = _collect(child, jobs[done])
             job.job_file.write_bytes(pickle.dumps(job))
             command = [sys.executable, "-m", "analyzer.simulate.worker", str(job.job_file)]
-            children.append(subprocess.Popen(command, stdout=PIPE, stderr=PIPE, env=env))
-        return [_collect(child, job) for child, job in zip(children, jobs, strict=True)]
+            running.append((index, subprocess.Popen(command, stdout=PIPE, stderr=PIPE, env=env)))
+        while running:
+            done, child = running.pop(0)
+            outcomes[done] = _collect(child, jobs[done])
+        return [outcomes[index] for index in range(len(jobs))]
     finally:
-        for child in children:
-            if child.returncode is None:  # only after a failure: stop the rest
-                child.kill()
-                child.communicate()
+        for _, child in running:  # only after a failure: stop the rest
+            child.kill()
+            child.communicate()
         for job in jobs:
             job.job_file.unlink(missing_ok=True)
 
