@@ -110,7 +110,7 @@ class TraceFile(ChunkWriter):
         new = replace(old, segment=old.segment + 1)
         self.parts.append(TRACE_CONTINUES.format(path=new.oracle_path))
         super().close()
-        if old.segment == rule.drop:
+        if rule.drop and old.segment == rule.drop:
             self.paths[-1].unlink()
             self.deleted.append(self.paths[-1])
             self.dropped.append((self._first_row, rows))
