@@ -7,7 +7,8 @@
 2. tests/golden/<sample>.json, .txt and .md: `dgtrace analyze` of each bundled sample (JSON document,
    plain-text report and Markdown report), run from the repository root.
 3. tests/golden/simulate-digests.json: the SHA-256 of every file `simulate` writes for a few fixed option
-   sets (one per Oracle generation), so that a change to the simulator that alters their bytes shows.
+   sets (a classic one per Oracle generation, and one with the newer options), so that a change to the
+   simulator that alters their bytes shows.
 """
 
 from __future__ import annotations
@@ -47,6 +48,18 @@ SIM_CASES: list[dict[str, Any]] = [
     *({**_SIM_COMMON, "format_version": gen} for gen in ("11.2", "12.1", "19c", "23ai")),
     {"format_version": "11.2", "sender": "lns", "threads": 1, "writes": 80, "seed": 4},
     {"threads": 3, "writes": 120, "scenario": "standby-io", "lgwr_warning_ms": 20, "seed": 2},
+    # the newer options (topologies, FASTSYNC, segments, LGWR events, extras) are pinned too
+    {
+        **_SIM_COMMON,
+        "topology": "two-sync",
+        "async_sender": True,
+        "transport": "fastsync",
+        "segment_bytes": 16384,
+        "drop_segment": 1,
+        "lgwr_broadcast_rate": 0.05,
+        "lgwr_mode_switch_every": 50,
+        "extras": True,
+    },
 ]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.errors import UsageError
-from analyzer.simulate import SimOptions, SimResult, simulate
+from analyzer.simulate import SimOptions, SimResult, runner, simulate
 from tests.simulate.readers import (
     IO_EVENTS,
     MSG,
@@ -171,3 +171,26 @@ def test_everything_at_once_is_exact_and_deterministic(tmp_path: Path) -> None:
     assert text_lines(a.truth)[0].split(",")[-8:] == [
         "transport", "srl_write_ms", "primary_db", "standby_db", "primary_host", "standby_host", "sender", "evidence",
     ]  # fmt: skip
+
+
+def test_child_processes_write_the_same_bytes_for_every_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings: dict[str, object] = {
+        "topology": "far-sync",
+        "async_sender": True,
+        "segment_bytes": 16 * 1024,
+        "drop_segment": 1,
+        "lgwr_broadcast_rate": 0.05,
+        "lgwr_mode_switch_every": 100,
+        "extras": True,
+        "threads": 3,
+    }
+    serial = run(tmp_path, "serial", **settings)
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    parallel = run(tmp_path, "parallel", **settings)
+    a, b = tmp_path / "serial", tmp_path / "parallel"
+    names = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert [p.relative_to(a) for p in serial.files] == [p.relative_to(b) for p in parallel.files]
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert not list(b.rglob(".*"))
