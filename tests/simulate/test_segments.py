@@ -93,9 +93,8 @@ def test_dropped_segment_is_gone_and_its_writes_are_marked(tmp_path: Path) -> No
             assert f"*** TRACE CONTINUED FROM FILE {full_path(proc.files[1])[:-6]}_2.trc ***" in third
         else:
             assert numbers == list(range(len(numbers)))
-        for _, key in messages(list(proc.lines())):
-            name = proc.image if proc.pname != "rfs" else f"rfs<-{proc.client}"
-            keys[(proc.host, name)].add(key)
+        name = proc.image if proc.pname != "rfs" else f"rfs<-{proc.client}"
+        keys[(proc.host, name)].update(key for _, key in messages(list(proc.lines())))
     rows = read_truth(result.truth)
     missing = 0
     for row in rows:
