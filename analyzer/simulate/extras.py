@@ -7,7 +7,15 @@ from pathlib import Path
 from random import Random
 from typing import TYPE_CHECKING
 
-from analyzer.simulate.formats import HostClock, cursor_wait, trace_map
+from analyzer.simulate.formats import (
+    HostClock,
+    cursor_close,
+    cursor_exec,
+    cursor_parse,
+    cursor_wait,
+    trace_map,
+    transaction_end,
+)
 from analyzer.simulate.headers import Process, header
 from analyzer.units import parse_offset
 
@@ -77,23 +85,16 @@ def _foreground(outdir: Path, plan: SetPlan, instance: Process, skew: int, rng: 
             out.append(clock.adr(t))
             next_adr = t + 700_000 + rng.randrange(350_000)
         tim = t + tim_shift
-        out.append(
-            "=====================\n"
-            f"PARSING IN CURSOR #{cursor} len={len(sql)} dep=0 uid=109 oct={oct_} lid=109 tim={tim} "
-            f"hv={rng.randrange(10**9, 4 * 10**9)} ad='{rng.randrange(16**9, 16**10):x}' sqlid='{_sqlid(rng)}'\n"
-            f"{sql}\nEND OF STMT\n"
-            f"PARSE #{cursor}:c=0,e={rng.randrange(20, 90)},p=0,cr=0,cu=0,mis=0,r=0,dep=0,og=1,plh=0,tim={tim}\n"
-        )
+        ids = (rng.randrange(10**9, 4 * 10**9), rng.randrange(16**9, 16**10), _sqlid(rng))
+        out.append(cursor_parse(cursor, sql, oct_, tim, ids, rng.randrange(20, 90)))
         t += rng.randrange(60, 900)
         rows = 1 if oct_ != 3 else 0
-        out.append(
-            f"EXEC #{cursor}:c=0,e={rng.randrange(40, 800)},p=0,cr={rng.randrange(1, 9)},cu={rng.randrange(0, 7)},"
-            f"mis=0,r={rows},dep=0,og=1,plh={rng.randrange(10**8, 4 * 10**9)},tim={t + tim_shift}\n"
-        )
+        elapsed, gets = rng.randrange(40, 800), (rng.randrange(1, 9), rng.randrange(0, 7))
+        out.append(cursor_exec(cursor, elapsed, gets, rows, rng.randrange(10**8, 4 * 10**9), t + tim_shift))
         out.append(cursor_wait(gen, cursor, "SQL*Net message to client", 2, _NET, t + 4 + tim_shift))
         if commits:
             t += 30
-            out.append(f"XCTEND rlbk=0, rd_only=0, tim={t + tim_shift}\n")
+            out.append(transaction_end(t + tim_shift))
             ela = 300 + rng.randrange(2500)
             t += ela
             scn += rng.randrange(1, 40)
@@ -102,7 +103,7 @@ def _foreground(outdir: Path, plan: SetPlan, instance: Process, skew: int, rng: 
         ela = 200 + rng.randrange(20_000)
         t += ela
         out.append(cursor_wait(gen, cursor, "SQL*Net message from client", ela, _NET, t + tim_shift))
-        out.append(f"CLOSE #{cursor}:c=0,e=3,dep=0,type=3,tim={t + 20 + tim_shift}\n")
+        out.append(cursor_close(cursor, t + 20 + tim_shift))
     path = outdir / process.trace_dir / process.file_name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(out), encoding="ascii", newline="\n")

@@ -360,3 +360,31 @@ def cursor_wait(gen: Generation, cursor: int, event: str, ela: int, params: str,
     """A 10046 WAIT line of a foreground cursor."""
     sep = " " if gen.ela_space else ""
     return f"WAIT #{cursor}: nam='{event}' ela={sep}{ela} {params} obj#={gen.no_object} tim={tim}\n"
+
+
+def cursor_parse(cursor: int, sql: str, command: int, tim: int, ids: tuple[int, int, str], elapsed: int) -> str:
+    """A statement's `PARSING IN CURSOR` block and its PARSE line (10046); ids = (hash value, address, sql_id)."""
+    hv, address, sqlid = ids
+    return (
+        "=====================\n"
+        f"PARSING IN CURSOR #{cursor} len={len(sql)} dep=0 uid=109 oct={command} lid=109 tim={tim} "
+        f"hv={hv} ad='{address:x}' sqlid='{sqlid}'\n"
+        f"{sql}\nEND OF STMT\n"
+        f"PARSE #{cursor}:c=0,e={elapsed},p=0,cr=0,cu=0,mis=0,r=0,dep=0,og=1,plh=0,tim={tim}\n"
+    )
+
+
+def cursor_exec(cursor: int, elapsed: int, gets: tuple[int, int], rows: int, plan: int, tim: int) -> str:
+    """An EXEC line (10046); gets = (consistent, current)."""
+    cr, cu = gets
+    return f"EXEC #{cursor}:c=0,e={elapsed},p=0,cr={cr},cu={cu},mis=0,r={rows},dep=0,og=1,plh={plan},tim={tim}\n"
+
+
+def transaction_end(tim: int) -> str:
+    """The XCTEND line of a commit (10046)."""
+    return f"XCTEND rlbk=0, rd_only=0, tim={tim}\n"
+
+
+def cursor_close(cursor: int, tim: int) -> str:
+    """A CLOSE line (10046)."""
+    return f"CLOSE #{cursor}:c=0,e=3,dep=0,type=3,tim={tim}\n"
