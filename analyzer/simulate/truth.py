@@ -57,8 +57,8 @@ def truth_row(thread: int, seq: int, msgid: int, sent_at: str, total: int, rfs: 
     )
 
 
-def link_columns(transport: str, primary: tuple[str, str], standby: tuple[str, str], sender: str) -> str:
-    """The extended columns a link's rows share, after `srl_write_ms`: dbs, hosts and the sender process."""
+def link_columns(primary: tuple[str, str], standby: tuple[str, str], sender: str) -> str:
+    """The extended columns a link's rows share after `srl_write_ms`, from (db, host) of each side and the sender."""
     return f",{primary[0]},{standby[0]},{primary[1]},{standby[1]},{sender}"
 
 

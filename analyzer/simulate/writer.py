@@ -219,20 +219,21 @@ def _open_thread(
             recv_start = send_start + lrng.randrange(5_000, 40_000)
         links.append(_link_text(job, spec, index, open_file, (send_start, recv_start), stack))
     lgwr_file = open_file(layout.lgwr, lgwr_clock, lgwr_start)
-    events = None
-    rows: list[str] | None = None
-    if opts.lgwr_events:
-        lgwr_rows = stack.enter_context(chunk_writer(job.lgwr_part))
-        rows = lgwr_rows.parts
-        ev_rng = Random(f"{job.key}:lgwr")
-        events = LgwrEvents(
-            gen, ev_rng, opts.lgwr_broadcast_rate, opts.lgwr_mode_switch_every, plan.scn, layout.lgwr.host, thread
-        )
-    lgwr = LgwrText(lgwr_clock, opts.lgwr_warning_ms, lgwr_file.parts, events, rows)
-    texts = _ThreadTexts(thread, lgwr_file, lgwr, links)
-    if rows is not None:
-        texts.others.append(lgwr_rows)
-    return texts
+    if not opts.lgwr_events:
+        lgwr = LgwrText(lgwr_clock, opts.lgwr_warning_ms, lgwr_file.parts)
+        return _ThreadTexts(thread, lgwr_file, lgwr, links)
+    rows = stack.enter_context(chunk_writer(job.lgwr_part))
+    events = LgwrEvents(
+        gen,
+        Random(f"{job.key}:lgwr"),
+        opts.lgwr_broadcast_rate,
+        opts.lgwr_mode_switch_every,
+        plan.scn,
+        layout.lgwr.host,
+        thread,
+    )
+    lgwr = LgwrText(lgwr_clock, opts.lgwr_warning_ms, lgwr_file.parts, events, rows.parts)
+    return _ThreadTexts(thread, lgwr_file, lgwr, links, [rows])
 
 
 def _link_text(
@@ -250,12 +251,8 @@ def _link_text(
     truth = stack.enter_context(chunk_writer(job.truth_part(index)))
     sender = NssText(gen, send_clock, thread, sender_file.parts, starts[0], spec.dest, spec.transport)
     rfs = RfsText(gen, recv_clock, thread, receiver_file.parts, starts[1], spec.receiver_clock.tim_shift)
-    columns = link_columns(
-        spec.transport,
-        (spec.sender.db, spec.sender.host),
-        (spec.receiver.db, spec.receiver.host),
-        spec.sender.image,
-    )
+    sent, received = spec.sender, spec.receiver
+    columns = link_columns((sent.db, sent.host), (received.db, received.host), sent.image)
     return _LinkText(spec, sender_file, receiver_file, sender, rfs, truth, columns, starts[1])
 
 
