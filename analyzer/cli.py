@@ -24,7 +24,7 @@ from analyzer.archives import Limits
 from analyzer.errors import AnalyzerError, ExitCode, UsageError
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
-from analyzer.simulate.cli import simulate_command
+from analyzer.simulate.cli import simulate_command, simulate_share_command
 from analyzer.units import parse_clock_offsets, parse_instant, parse_size
 from analyzer.zones import parse_zones
 
@@ -237,11 +237,18 @@ def inventory_command(
         raise typer.Exit(int(result.exit_code))
 
 
-@app.command("simulate", help="Write a realistic simulated trace set with its truth (truth.csv).")
+@app.command("simulate")
 @functools.wraps(simulate_command)
 def _simulate(*args: Any, **kwargs: Any) -> None:
     with _guard():
         simulate_command(*args, **kwargs)
+
+
+@app.command("simulate-share")
+@functools.wraps(simulate_share_command)
+def _simulate_share(*args: Any, **kwargs: Any) -> None:
+    with _guard():
+        simulate_share_command(*args, **kwargs)
 
 
 def main() -> None:
