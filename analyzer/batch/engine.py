@@ -109,9 +109,11 @@ def _pool(units: Sequence[Unit], workers: int) -> Iterator[Outcome]:
 
 def _dask(units: Sequence[Unit], spec: EngineSpec) -> Iterator[Outcome]:
     try:
-        from distributed import Client, LocalCluster, as_completed
+        import distributed
     except ImportError as err:
         raise UsageError(MISSING_DASK) from err
+    dask: Any = distributed  # partly typed: its calls are untyped
+    Client, LocalCluster, as_completed = dask.Client, dask.LocalCluster, dask.as_completed
     cluster: Any = None
     if spec.scheduler:
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from analyzer.archives import Limits
@@ -36,6 +36,10 @@ class FileRecord:
     sources: list[SourceInfo] = field(default_factory=list)
     skipped: list[SkippedInput] = field(default_factory=list)
     gone: bool = False
+
+    def labels(self) -> set[str]:
+        """The labels of its sources, read or skipped."""
+        return {s.label for s in self.sources} | {s.label for s in self.skipped}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,8 +112,8 @@ def scan(
     for item in lost:
         skipped.setdefault(file_of(item.label), []).append(item)
     seen = set(sources) | set(skipped)
-    for path, record in known.items():  # recorded files not under this run's paths: changed ones again
-        if path not in seen and not record.gone and stat_key(path) not in (None, (record.size, record.mtime_ns)):
+    for path, rec in known.items():  # recorded files not under this run's paths: changed ones again
+        if path not in seen and not rec.gone and stat_key(path) not in (None, (rec.size, rec.mtime_ns)):
             more, more_lost = discover([path], limits=limits, dedupe=False)
             sources.setdefault(path, []).extend(more)
             skipped.setdefault(path, []).extend(more_lost)
@@ -120,19 +124,16 @@ def scan(
         key = stat_key(path) or (0, 0)
         record = known.get(path)
         labels = {s.label for s in sources.get(path, [])}
-        if record and not record.gone and (record.size, record.mtime_ns) == key:
-            if labels <= {s.label for s in record.sources}:
-                files[path], status[path] = record, "unchanged"
-                continue
+        if record and not record.gone and (record.size, record.mtime_ns) == key and labels <= record.labels():
+            files[path], status[path] = record, "unchanged"
+            continue
         files[path] = FileRecord(*key, skipped=[_skipped(s, key) for s in skipped.get(path, [])])
         status[path] = "changed" if record and not record.gone else "new"
         to_probe += sources.get(path, [])
-    for path, record in known.items():
+    for path, earlier in known.items():
         if path not in files:
             present = stat_key(path) is not None
-            files[path] = (
-                record if present else FileRecord(record.size, record.mtime_ns, record.sources, record.skipped, True)
-            )
+            files[path] = earlier if present else replace(earlier, gone=True)
             status[path] = "unchanged" if present else "gone"
     for source, result in zip(to_probe, _probe_all(to_probe, zones, progress), strict=True):
         record = files[file_of(source.label)]

@@ -142,13 +142,13 @@ def plan_units(
     units: dict[tuple[str, str], tuple[Configuration, list[SourceInfo], list[SkippedInput]]] = {}
     for info in placed:
         config = by_label[info.label]
-        for day in info.days():
-            units.setdefault((config.key, day.isoformat()), (config, [], []))[1].append(info)
+        for touched in info.days():
+            units.setdefault((config.key, touched.isoformat()), (config, [], []))[1].append(info)
     fallback = Configuration(UNKNOWN, None, (), (), {})
     for item in [*skipped, *unplaced]:
         config = by_db.get(item.db or "", fallback)
-        day = home.get(str(PurePath(item.label).parent), item.day)
-        units.setdefault((config.key, day), (config, [], []))[2].append(item)
+        listed_on = home.get(str(PurePath(item.label).parent), item.day)
+        units.setdefault((config.key, listed_on), (config, [], []))[2].append(item)
     core = {(by_label[s.label].key, d.isoformat()) for s in placed for d in s.core_days()}
     planned = {}
     for (key, day), (config, members, listed) in sorted(units.items()):

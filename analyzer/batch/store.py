@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import socket
@@ -145,7 +146,11 @@ class Dataset:
 
     def write_json(self, target: Path, document: Any) -> None:
         text = json.dumps(document, indent=1, sort_keys=True) + "\n"
-        self.write_atomic(target, lambda p: p.write_text(text, encoding="utf-8"))
+
+        def write(path: Path) -> None:
+            path.write_text(text, encoding="utf-8")
+
+        self.write_atomic(target, write)
 
     def remove_temporary(self, *, mine_only: bool) -> int:
         """Remove the files being written (this process's only, or all: the sweep)."""
@@ -254,9 +259,7 @@ class Dataset:
                 target = self.root / table / _partition_dir(db, day) / f"{name}.parquet"
                 stored = part.select(FILE_SCHEMAS[table].names())
                 metadata = {"dgtrace.schema_version": str(SCHEMA_VERSION), "dgtrace.table": table}
-                self.write_atomic(
-                    target, lambda p, s=stored, m=metadata: s.write_parquet(p, compression="zstd", metadata=m)
-                )
+                self.write_atomic(target, functools.partial(_write_parquet, stored, metadata))
                 outputs.append(target.relative_to(self.root).as_posix())
         for stale in set(old.outputs if old else ()) - set(outputs):
             (self.root / stale).unlink(missing_ok=True)
@@ -269,6 +272,10 @@ class Dataset:
         self.forget(record.key)
         for rel in record.outputs:
             (self.root / rel).unlink(missing_ok=True)
+
+
+def _write_parquet(frame: pl.DataFrame, metadata: dict[str, str], path: Path) -> None:
+    frame.write_parquet(path, compression="zstd", metadata=metadata)
 
 
 def _partition_dir(db: str | None, day: date) -> str:
