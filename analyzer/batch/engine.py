@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -89,22 +91,38 @@ def _inline(unit: Unit) -> Outcome:
 def _pool(units: Sequence[Unit], workers: int) -> Iterator[Outcome]:
     # spawn: a forked child would inherit polars' thread pool in an undefined state
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending: dict[Future[UnitOutput], Unit] = {pool.submit(run_unit, unit): unit for unit in units}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    unit = pending.pop(future)
-                    try:
-                        yield unit, future.result()
-                    except BrokenProcessPool as err:
-                        yield unit, f"a worker process died ({err})"
-                    except Exception as err:
-                        yield unit, _error(err)
-        finally:
-            for future in pending:
-                future.cancel()
+    pool = ProcessPoolExecutor(workers, context, initializer=watch_parent, initargs=(os.getpid(),))
+    pending: dict[Future[UnitOutput], Unit] = {pool.submit(run_unit, unit): unit for unit in units}
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                unit = pending.pop(future)
+                try:
+                    yield unit, future.result()
+                except BrokenProcessPool as err:
+                    yield unit, f"a worker process died ({err})"
+                except Exception as err:
+                    yield unit, _error(err)
+    finally:
+        # stopped early (a signal, an error while writing): do not wait for the units still running
+        workers_now: Any = getattr(pool, "_processes", None) or {}  # the pool's own processes (no public API)
+        processes = list(workers_now.values()) if pending else []
+        pool.shutdown(wait=not pending, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+
+
+def watch_parent(parent: int, every_s: float = 1.0) -> None:
+    """In a worker: exit as soon as the process that started it is gone (killed with -9, it cannot
+    stop its pool; an orphaned worker would go on reading and writing its spill files)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dgtrace-watch-parent", daemon=True).start()
 
 
 def _dask(units: Sequence[Unit], spec: EngineSpec) -> Iterator[Outcome]:
