@@ -72,3 +72,21 @@ def snapshot(dataset: Path) -> dict[str, tuple[int, bytes]]:
         for p in sorted(dataset.rglob("*"))
         if p.is_file() and p.name != "lock"
     }
+
+
+def dataset_rows(dataset: Path) -> dict[str, pl.DataFrame]:
+    """Every table of a dataset, its rows in a fixed order (to compare two datasets row for row)."""
+    from analyzer.batch.query import scan_table
+    from analyzer.batch.schemas import TABLES
+
+    out = {}
+    for table in TABLES:
+        frame = scan_table(dataset, table).collect()
+        out[table] = frame.sort(frame.columns, nulls_last=True)
+    return out
+
+
+def same_rows(a: Path, b: Path) -> None:
+    left, right = dataset_rows(a), dataset_rows(b)
+    for table, frame in left.items():
+        assert frame.equals(right[table]), table
