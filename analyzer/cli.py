@@ -287,9 +287,13 @@ def batch_command(
                 summary = run_batch(paths, out, settings, spec, progress=hook)
         except Interrupted as stop:
             _err.print(f"dgtrace: {stop}; the dataset is consistent, the next run goes on", markup=False)
-            raise typer.Exit(128 + stop.signum) from None
-        render = render_summary_json if output_format is InventoryFormat.JSON else render_summary_text
-        render(summary, sys.stdout)
+            stopped = stop.signum
+        else:
+            stopped = 0
+            render = render_summary_json if output_format is InventoryFormat.JSON else render_summary_text
+            render(summary, sys.stdout)
+    if stopped:
+        raise typer.Exit(128 + stopped)
     if summary.exit_code != ExitCode.OK:
         raise typer.Exit(int(summary.exit_code))
 
