@@ -97,8 +97,6 @@ FILE_SCHEMAS: dict[str, pl.Schema] = {
     "daily": DAILY_FILE,
 }
 TABLES = tuple(FILE_SCHEMAS)
-#: the time column that places a row in its day partition (rows without one: the unit's day)
-DAY_COLUMNS = {"writes": "sent_at", "unmatched": "at", "lgwr_warnings": "at"}
 
 #: what a reader of `DIR/<table>` sees: the stored columns and the partition columns
 SCHEMAS: dict[str, pl.Schema] = {name: schema(**cols, **PARTITION_SCHEMA) for name, cols in FILE_SCHEMAS.items()}

@@ -109,3 +109,15 @@ def test_exit_codes(one_day: Path, tmp_path: Path) -> None:
     assert damaged.exit_code is ExitCode.PARTIAL
     assert [d["input"] for d in damaged.to_json()["damaged"]] == [str(rfs.parent / ("x_" + rfs.name + ".gz"))]
     check_against_truth(tmp_path / "ds2", truth(share))  # the rest is all there
+
+
+@pytest.mark.parametrize("version", ["11.2", "23ai"])
+def test_other_generations(version: str, tmp_path: Path) -> None:
+    """11.2 stamps carry no zone (a source then reaches a day further each way); 23ai has ISO stamps."""
+    from analyzer.simulate import ShareOptions, simulate_share
+
+    share = tmp_path / "share"
+    simulate_share(share, ShareOptions(configs=2, days=2, writes=30, format_version=version, seed=3))
+    summary = batch(share, tmp_path / "ds")
+    check_against_truth(tmp_path / "ds", truth(share))
+    assert summary.units["planned"] == (9 if version == "11.2" else 5)  # 2 configurations x 4 or 2 days, + unknown
