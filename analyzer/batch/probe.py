@@ -1,6 +1,6 @@
 """What each input is, before any unit of work reads it: content digest, identity and time span.
 
-One pass over the decompressed content hashes it (SHA-256) and keeps its first and last 64 KiB;
+One pass over the decompressed content hashes it (SHA-256) and keeps its first and last 16 KiB;
 those two ends are parsed with the trace grammars (`analyzer.parse`) for the header (role, process,
 instance, host, the `Trace file` path), the sending host an RFS session names (`MODULE NAME`), and
 the first and last time stamps, which place the file in its days. A source is probed again only
@@ -27,7 +27,7 @@ from analyzer.vocab import Role
 from analyzer.zones import TimeZones
 
 #: bytes kept from each end of a source for its header and its first and last time stamps
-END_BYTES = 64 * 1024
+END_BYTES = 16 * 1024
 _BLOCK = 1 << 20
 #: a file's days reach this far past its first and last stamp: the other side's lines of a write
 #: near midnight (transit, clock offset) fall in the same unit
@@ -141,17 +141,19 @@ def probe(source: Source, zones: TimeZones) -> SourceInfo:
     return _identify(source, digest.hexdigest(), size, bytes(head), tail if size > END_BYTES else b"", zones)
 
 
-def _lines(data: bytes, *, cut_first: bool) -> pl.DataFrame:
-    text = data.decode("utf-8", "replace").replace("\r", "").split("\n")
-    if cut_first:
-        text = text[1:]
+def _lines(head: bytes, tail: bytes) -> pl.DataFrame:
+    """The lines of both ends, parsed at once (the parse stage's cost is mostly per call)."""
+    text = head.decode("utf-8", "replace").replace("\r", "").split("\n")
     text = text[:-1] if len(text) > 1 else text  # the last line may be cut by the window
+    if tail:
+        more = tail.decode("utf-8", "replace").replace("\r", "").split("\n")[1:]  # the first may be cut
+        text += more[:-1] if more and more[-1] == "" else more
     return pl.DataFrame({"line": range(1, len(text) + 1), "text": text}, schema=LINES)
 
 
 def _identify(source: Source, sha: str, size: int, head: bytes, tail: bytes, zones: TimeZones) -> SourceInfo:
-    first, _ = parse.parse_chunk(_lines(head, cut_first=False), False)
-    tables = first.tables
+    parsed, _ = parse.parse_chunk(_lines(head, tail), False)
+    tables = parsed.tables
     info = identify_file(source.label, source.name, tables["header"], tables["messages"])
     trace_file = tables["header"].filter(pl.col("kind") == "trace_file")["value"]
     db, path_host = adr_db(source.label)
@@ -161,10 +163,7 @@ def _identify(source: Source, sha: str, size: int, head: bytes, tail: bytes, zon
     host = host.split(".")[0] if host else None
     module = _MODULE.search(head.decode("utf-8", "replace"))
     peer = module["host"].split(".")[0] if module and info.role == Role.STANDBY else None
-    ends = [tables]
-    if tail:
-        ends.append(parse.parse_chunk(_lines(tail, cut_first=True), False)[0].tables)
-    stamps = pl.concat([t[name].select("local") for t in ends for name in ("adr", "krs")])
+    stamps = pl.concat([tables[name].select("local") for name in ("adr", "krs")])
     offsets = tables["adr"]["utc_offset_min"].drop_nulls()
     if len(offsets):
         offset, known = int(offsets[0]), True

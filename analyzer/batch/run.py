@@ -52,6 +52,8 @@ class RunSummary:
     writes: dict[str, int] = field(default_factory=dict)
     swept_files: int = 0
     seconds: float = 0.0
+    #: seconds spent comparing and probing the inputs, and running and writing the units
+    phases: dict[str, float] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -72,6 +74,7 @@ class RunSummary:
             "writes": self.writes,
             "swept_files": self.swept_files,
             "seconds": round(self.seconds, 3),
+            "phases": {k: round(v, 3) for k, v in self.phases.items()},
             "exit_code": int(self.exit_code),
         }
 
@@ -114,6 +117,7 @@ def run_batch(
         summary.inputs["skipped"] = len(summary.skipped)
         if not any(not r.gone for r in found.files.values() for _ in r.sources):
             raise NoInputError("no trace files found in " + ", ".join(paths))
+        summary.phases["inputs"] = time.perf_counter() - start
         records = dataset.units()
         retired = [r for key, r in records.items() if key not in units]
         stale = [u for key, u in units.items() if key not in records or records[key].fingerprint != u.fingerprint()]
@@ -136,6 +140,7 @@ def run_batch(
                 writes["added"] += written
             summary.skipped += [{"input": label, "reason": why, "partial": True} for label, why in result.damaged]
         dataset.describe(settings.to_json())
+        summary.phases["units"] = time.perf_counter() - start - summary.phases["inputs"]
         total = sum(r.rows.get("writes", 0) for r in dataset.units().values())
     summary.units = {
         "planned": len(units),
