@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.batch.probe import SourceInfo, ProbeError, adr_db, probe
+from analyzer.batch.probe import ProbeError, SourceInfo, adr_db, probe
 from analyzer.sources import discover
 from analyzer.zones import TimeZones
 
