@@ -55,7 +55,8 @@ class EngineSpec:
             raise UsageError("--workers starts a local cluster; an existing one (--scheduler) has its own workers")
 
     def describe(self) -> str:
-        where = f" at {self.scheduler}" if self.scheduler else f", {self.size()} workers"
+        n = self.size()
+        where = f" at {self.scheduler}" if self.scheduler else f", {n} worker{'s' if n != 1 else ''}"
         return f"{self.name}{where}"
 
     def size(self) -> int:

@@ -13,7 +13,7 @@ from tests.conftest import invoke
 def test_batch_then_report(one_day: Path, tmp_path: Path) -> None:
     out = tmp_path / "ds"
     result = invoke(["batch", str(one_day), "--out", str(out), "--workers", "1"])
-    assert result.stdout.startswith(f"dgtrace batch: {out} (local, 1 workers) in ")
+    assert result.stdout.startswith(f"dgtrace batch: {out} (local, 1 worker) in ")
     assert f"{truth(one_day).height:,} added" in result.stdout
     assert result.stderr == ""  # no progress bar outside a terminal
     again = json.loads(invoke(["batch", str(one_day), "--out", str(out), "-f", "json", "--workers", "1"]).stdout)
