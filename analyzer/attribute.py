@@ -11,14 +11,14 @@ from __future__ import annotations
 import polars as pl
 
 from analyzer.results import DEFAULT_THRESHOLD_MS
-from analyzer.schemas import WARNINGS, WRITES
+from analyzer.schemas import LINK_COLUMNS, WARNINGS, WRITES
 from analyzer.units import elapsed_ms
 from analyzer.vocab import COMPONENTS
 
 #: the writes table as this stage leaves it: all but the one-way delays, which need the clock
-#: offset of all writes (`analyzer.clock.one_way` adds them)
+#: offset of all writes (`analyzer.clock.one_way` adds them), and the link's columns (`analyzer.batches`)
 ONE_WAY = ("net_out_ms", "net_back_ms", "clock_bound_ms")
-ATTRIBUTED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in ONE_WAY})
+ATTRIBUTED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in (*ONE_WAY, *LINK_COLUMNS)})
 
 
 def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:

@@ -87,7 +87,9 @@ def test_log_switch_is_a_change_of_seq_on_one_thread() -> None:
         ]
     )
     switches = insights.log_switches(writes)
-    assert switches.to_dicts() == [{"thread": 1, "from_seq": 10, "to_seq": 11, "at": T0 + timedelta(seconds=4)}]
+    assert switches.to_dicts() == [
+        {"thread": 1, "from_seq": 10, "to_seq": 11, "at": T0 + timedelta(seconds=4), "primary_db": None}
+    ]
 
 
 def test_writes_near_a_switch_of_their_own_thread_are_flagged() -> None:
