@@ -72,12 +72,15 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
 
 
 def _verdict() -> pl.Expr:
-    """The largest component (a tie goes to the first in COMPONENTS order)."""
-    largest = pl.max_horizontal(*(c.column for c in COMPONENTS))
+    """The largest component (a tie goes to the first in COMPONENTS order). Components are compared
+    at the nanosecond: they are differences of microsecond stamps and waits, and a tie must not be
+    broken by the last bit of a float subtraction."""
+    exact = {c: pl.col(c.column).round(6) for c in COMPONENTS}
+    largest = pl.max_horizontal(*exact.values())
     first, *rest = COMPONENTS
-    expr: pl.Expr = pl.when(pl.col(first.column) == largest).then(pl.lit(str(first)))
+    expr: pl.Expr = pl.when(exact[first] == largest).then(pl.lit(str(first)))
     for c in rest:
-        expr = expr.when(pl.col(c.column) == largest).then(pl.lit(str(c)))  # type: ignore[attr-defined]
+        expr = expr.when(exact[c] == largest).then(pl.lit(str(c)))  # type: ignore[attr-defined]
     return expr
 
 
