@@ -25,7 +25,7 @@ from analyzer.batches import LINKED, Batched, Matching, candidate_scores, match_
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, NoInputError
 from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_values, with_content
-from analyzer.links import Destination, PlacementTally, Topology
+from analyzer.links import Topology
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file
 from analyzer.results import Analysis, FileResult, Options, ProgressHook
@@ -33,6 +33,7 @@ from analyzer.schemas import empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
 from analyzer.spill import IN_MEMORY, Spill
+from analyzer.transport import Destination, PlacementTally
 from analyzer.vocab import Role
 from analyzer.zones import TimeZones
 
@@ -64,7 +65,9 @@ def read_file(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> Fil
     stats, session, tally = ReadStats(), dict[str, str](), PlacementTally()
     reduced, parsed = reduce_file(source.label, source.name, _chunks(source, stats, session, tally), zones, spill)
     identity = file_identity(source.label, source.name, parsed.tables["header"], session)
-    return FileResult(source, reduced, parsed, stats, with_content(identity, reduced.info), tally.placement)
+    return FileResult(
+        source, reduced, parsed, stats, with_content(identity, reduced.info, reduced.messages), tally.placement
+    )
 
 
 def _chunks(source: Source, stats: ReadStats, session: dict[str, str], tally: PlacementTally) -> Iterator[parse.Parsed]:

@@ -20,7 +20,7 @@ import polars as pl
 from analyzer.errors import AnalyzerError
 from analyzer.parse import parse_chunk
 from analyzer.read import ReadStats, read_lines
-from analyzer.schemas import HEADER, LINES, empty
+from analyzer.schemas import LINES
 from analyzer.sources import Source
 from analyzer.vocab import CLIENT_KINDS, SERVER_KINDS, Duty, Role, Transport
 
@@ -225,7 +225,7 @@ def _database(label: str, header: pl.DataFrame) -> tuple[str | None, str]:
 def file_identity(label: str, name: str, header: pl.DataFrame, session: Mapping[str, str]) -> FileIdentity:
     """A file's identity from its label (path), base name, header lines (schema HEADER) and first
     session block (`session_values`); the duty comes from the process name only."""
-    info = identify_file(label, name, header, empty(HEADER).select(kind="key"))
+    info = identify_file(label, name, header, pl.DataFrame(schema={"kind": pl.String}))
     db, db_evidence = _database(label, header)
     evidence = [db_evidence]
     duty = duty_of(info.process)
@@ -249,12 +249,13 @@ def file_identity(label: str, name: str, header: pl.DataFrame, session: Mapping[
     )
 
 
-def with_content(identity: FileIdentity, info: FileInfo) -> FileIdentity:
-    """The identity once the file was read: its messages tell sender from receiver (a trimmed
-    file without header or name, LGWR shipping redo itself) and outrank the name."""
-    if info.role is Role.PRIMARY and identity.duty is not Duty.SENDER and info.process and info.process != "LGWR":
+def with_content(identity: FileIdentity, info: FileInfo, messages: int) -> FileIdentity:
+    """The identity once the file was read: its 16410 messages (`messages` of them; `info.role` says
+    which side printed them) tell sender from receiver and outrank the name (a trimmed file without
+    header or name, LGWR shipping redo itself in old releases)."""
+    if messages and info.role is Role.PRIMARY and identity.duty is not Duty.SENDER:
         return replace(identity, duty=Duty.SENDER, process=identity.process or info.process)
-    if info.role is Role.STANDBY and identity.duty is not Duty.RECEIVER:
+    if messages and info.role is Role.STANDBY and identity.duty is not Duty.RECEIVER:
         return replace(identity, duty=Duty.RECEIVER, process=identity.process or info.process)
     if info.role is Role.UNKNOWN and identity.duty in (Duty.SENDER, Duty.RECEIVER):
         return replace(identity, duty=Duty.OTHER, evidence=identity.evidence + "; role unclear from its messages")

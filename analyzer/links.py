@@ -16,23 +16,19 @@ evidence there is, in this order (`assign`):
 
 A database never receives from itself. Files are grouped into configurations (`configurations`) from
 their identities alone: databases joined by the links above, an ambiguous receiver joined to every
-candidate (the grouping errs on the side of keeping files together). A link's transport (`transport_of`)
-comes from a destination's attributes when known, else from the sender's name (NSAn / TTnn: ASYNC;
-NSSn / LNSn / LGWR: SYNC), and a SYNC link whose RFS writes its I/O waits after `Server finished`
-(the acknowledgement did not wait for the standby redo log write) is Fast Sync.
+candidate (the grouping errs on the side of keeping files together). A link's transport (SYNC, Fast
+Sync, ASYNC) is decided by `analyzer.transport`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import polars as pl
-
-from analyzer.identify import ASYNC_PROCESSES, FileIdentity
-from analyzer.pairing import RFS_IO_EVENTS
-from analyzer.vocab import Decider, Duty, MessageKind, Transport
+from analyzer.identify import FileIdentity
+from analyzer.transport import Destination, WaitPlacement, dest_fits, transport_of
+from analyzer.vocab import Decider, Duty, Transport
 
 #: a sending process of a database: (db_unique_name, process name); either may be unknown
 SenderKey = tuple[str | None, str | None]
@@ -42,23 +38,8 @@ MIN_SCORED_WRITES = 10
 MIN_RATE = 0.5
 #: ... and the next best at most this share of its rate
 CLEAR_MARGIN = 0.5
-#: a SYNC link is Fast Sync when at least this share of its RFS I/O waits follow `Server finished`
-AFTER_FINISH_SHARE = 0.9
 #: what the decision of a receiver rests on, strongest first (the order of `assign`)
 STRONG = (Decider.CLIENT_MODULE, Decider.DESTINATION)
-
-
-@dataclass(frozen=True)
-class Destination:
-    """A LOG_ARCHIVE_DEST_n of a sending database, as a parameter listing or an alert log shows it:
-    `SERVICE=salesdr SYNC AFFIRM ... DB_UNIQUE_NAME=salesdr` (SYNC NOAFFIRM is Fast Sync)."""
-
-    db: str
-    target_db: str
-    number: int | None = None
-    transport: Transport | None = None
-    #: where it was read (`file:line`)
-    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,51 +55,6 @@ class MatchScore:
     def rate(self) -> float:
         """Share of the receiver's writes matched consistently."""
         return self.consistent / self.receiver_writes if self.receiver_writes else 0.0
-
-
-@dataclass(frozen=True)
-class WaitPlacement:
-    """Where a receiver's RFS I/O waits fall: inside a write (between `Server received` and
-    `Server finished`: the ack waited for them) or after its `Server finished` (it did not)."""
-
-    inside: int = 0
-    after_finish: int = 0
-
-    def __add__(self, other: WaitPlacement) -> WaitPlacement:
-        return WaitPlacement(self.inside + other.inside, self.after_finish + other.after_finish)
-
-
-@dataclass
-class PlacementTally:
-    """`WaitPlacement` of one file, chunk by chunk (a chunk may end between a message and its waits)."""
-
-    placement: WaitPlacement = field(default_factory=WaitPlacement)
-    #: the kind of the last server message seen
-    last: str | None = None
-
-    def add(self, messages: pl.DataFrame, waits: pl.DataFrame) -> None:
-        """Count the RFS I/O waits of one chunk (its parse tables) by the server message before each."""
-        server = messages.filter(pl.col("kind").is_in([str(MessageKind.SERVER_RECV), str(MessageKind.SERVER_DONE)]))
-        io = waits.filter(pl.col("event").is_in(RFS_IO_EVENTS))
-        if not server.height and not io.height:
-            return
-        events = pl.concat(
-            [
-                server.select("line", kind=pl.col("kind").cast(pl.String)),
-                io.select("line", kind=pl.lit(None, pl.String)),
-            ]
-        ).sort("line")
-        before = events.with_columns(
-            pl.col("kind").forward_fill().fill_null(pl.lit(self.last, pl.String)).alias("prev")
-        )
-        counted = before.filter(pl.col("kind").is_null()).group_by("prev").len()
-        found = dict(counted.iter_rows())
-        self.placement += WaitPlacement(
-            int(found.get(str(MessageKind.SERVER_RECV), 0)), int(found.get(str(MessageKind.SERVER_DONE), 0))
-        )
-        kinds = server["kind"].cast(pl.String)
-        if kinds.len():
-            self.last = kinds[-1]
 
 
 @dataclass(frozen=True)
@@ -268,21 +204,13 @@ def _by_destination(
     found = [d for d in destinations if d.target_db == r.db]
     if not r.db or not found:
         return cands, None
-    fit = [k for k in cands if any(d.db == k[0] and _dest_fits(d, k[1]) for d in found)]
+    fit = [k for k in cands if any(d.db == k[0] and dest_fits(d, k[1]) for d in found)]
     if not fit:
         return cands, None
     said = "; ".join(
         f"{d.db} LOG_ARCHIVE_DEST_{d.number or '?'} names DB_UNIQUE_NAME={d.target_db} ({d.source})" for d in found
     )
     return fit, said
-
-
-def _dest_fits(dest: Destination, process: str | None) -> bool:
-    """NSSn / NSAn / LNSn serve LOG_ARCHIVE_DEST_n; TTnn and others are not numbered by destination."""
-    name = process or ""
-    digits = "".join(ch for ch in name if ch.isdigit())
-    numbered = name.startswith(("NSS", "NSA", "LNS")) and bool(digits)
-    return dest.number is None or not numbered or int(digits) == dest.number
 
 
 def _by_score(
@@ -479,29 +407,7 @@ def configurations(
     return out
 
 
-# ---------------------------------------------------------------------------- links and their transport
-def transport_of(
-    sender: str | None, destination: Destination | None, placement: WaitPlacement
-) -> tuple[Transport, str]:
-    """A link's transport and the evidence: the destination's attributes, else the sender's name;
-    a SYNC link whose RFS I/O waits come after `Server finished` is Fast Sync."""
-    if destination is not None and destination.transport is not None:
-        where = f"LOG_ARCHIVE_DEST_{destination.number or '?'} of {destination.db} ({destination.source})"
-        return destination.transport, f"{where}: {destination.transport}"
-    if sender and ASYNC_PROCESSES.match(sender):
-        return Transport.ASYNC, f"sender {sender} is an ASYNC transport process (NSAn, TTnn)"
-    said = f"sender {sender} ships SYNC" if sender else "sender unknown: SYNC assumed"
-    io = placement.inside + placement.after_finish
-    if not io:
-        return Transport.SYNC, f"{said}; no RFS I/O wait to tell AFFIRM from NOAFFIRM"
-    if placement.after_finish >= AFTER_FINISH_SHARE * io:
-        return Transport.FASTSYNC, (
-            f"{said}; {placement.after_finish} of {io} RFS I/O waits come after `Server finished`: the"
-            " acknowledgement did not wait for the standby redo log write"
-        )
-    return Transport.SYNC, f"{said}; {placement.inside} of {io} RFS I/O waits come before `Server finished` (AFFIRM)"
-
-
+# ---------------------------------------------------------------------------- links
 def decide(
     identities: Sequence[FileIdentity],
     destinations: Sequence[Destination] = (),
@@ -525,7 +431,7 @@ def decide(
         receiver_db = "+".join(dbs) if dbs else None
         sender_db, sender = key if isinstance(key, tuple) else (None, None)
         dest = next(
-            (d for d in destinations if d.db == sender_db and d.target_db == receiver_db and _dest_fits(d, sender)),
+            (d for d in destinations if d.db == sender_db and d.target_db == receiver_db and dest_fits(d, sender)),
             None,
         )
         placement = sum(((placements or {}).get(a.receiver, WaitPlacement()) for a in got), WaitPlacement())

@@ -15,12 +15,13 @@ import polars as pl
 from analyzer.archives import Limits
 from analyzer.errors import ExitCode
 from analyzer.identify import FileIdentity
-from analyzer.links import Topology, WaitPlacement
+from analyzer.links import Topology
 from analyzer.parse import Parsed
 from analyzer.read import ReadStats
 from analyzer.reduce import ReducedFile
 from analyzer.schemas import CLOCK, UNPARSED, WRITES, empty
 from analyzer.sources import Skipped, Source
+from analyzer.transport import WaitPlacement
 from analyzer.zones import TimeZones
 
 #: a write is slow when its total reaches this (ms)
