@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from analyzer.attribute import ONE_WAY, attribute
-from analyzer.links import Link, MatchScore, SenderKey, Topology, sender_key
+from analyzer.links import Link, MatchScore, SenderKey, Topology, sender_key, with_databases
 from analyzer.match import gaps, match, typical_gaps
 from analyzer.pairing import KEY
 from analyzer.results import FileResult
@@ -189,11 +189,12 @@ def candidate_scores(
     """The match rate of each (receiver label, candidate sender) pair (`analyzer.links.undecided`)."""
     segments = join_segments(files)
     by_label = {f.source.label: f for f in files}
+    identities = with_databases([f.identity for f in files])
     senders: dict[SenderKey, Side] = {}
     out = {}
     for receiver, key in pairs:
         if key not in senders:
-            members = [f for f in files if f.identity.duty is Duty.SENDER and sender_key(f.identity) == key]
+            members = [by_label[i.label] for i in identities if i.duty is Duty.SENDER and sender_key(i) == key]
             senders[key] = side(members, Role.PRIMARY, segments)
         out[(receiver, key)] = link_score(senders[key], side([by_label[receiver]], Role.STANDBY, segments))
     return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from analyzer.identify import FileIdentity
 from analyzer.transport import Destination, WaitPlacement, dest_fits, transport_of
@@ -157,6 +157,26 @@ class Topology:
 
 
 # ---------------------------------------------------------------------------- receivers and their senders
+def with_databases(identities: Sequence[FileIdentity]) -> list[FileIdentity]:
+    """The identities, those without a database given the one of another file of the same instance
+    (and host, when known): a trimmed file in a flat upload still has its instance in its name."""
+    known: dict[tuple[str, str | None], set[str]] = defaultdict(set)
+    for i in identities:
+        if i.db and i.instance:
+            known[(i.instance.lower(), i.host)].add(i.db)
+            known[(i.instance.lower(), None)].add(i.db)
+    out = []
+    for i in identities:
+        found = known.get((i.instance.lower(), i.host), set()) if i.instance and not i.db else set()
+        if len(found) == 1:
+            (db,) = found
+            i = replace(
+                i, db=db, evidence=f"{i.evidence}; db_unique_name {db} from another file of instance {i.instance}"
+            )
+        out.append(i)
+    return out
+
+
 def sender_key(identity: FileIdentity) -> SenderKey:
     """The sending process a sender's file belongs to."""
     return identity.db, identity.process
@@ -298,6 +318,7 @@ def assign(
     `scores` are match rates by (receiver label, candidate); without them (before the files are
     read) names and the only candidate left decide what the strong evidence leaves open.
     """
+    identities = with_databases(identities)
     db_of_host: dict[str, set[str]] = defaultdict(set)
     for i in identities:
         if i.host and i.db and i.duty is not Duty.RECEIVER:
@@ -369,6 +390,7 @@ def configurations(
     Databases joined by a receiver's sender are one configuration; an ambiguous receiver joins
     every candidate. Callable before the files are read whole (`analyzer.identify.read_identity`).
     """
+    identities = with_databases(identities)
     if assignments is None:
         assignments = assign(identities, destinations)
     by_label = {i.label: i for i in identities}
@@ -415,6 +437,7 @@ def decide(
     placements: Mapping[str, WaitPlacement] | None = None,
 ) -> Topology:
     """The configurations with their links: every receiver assigned, every sender's files in one link."""
+    identities = with_databases(identities)
     assignments = assign(identities, destinations, scores)
     groups = configurations(identities, destinations, assignments)
     config_of = {label: c.name for c in groups for label in c.files}

@@ -9,6 +9,7 @@ from analyzer.links import (
     configurations,
     decide,
     undecided,
+    with_databases,
 )
 from analyzer.transport import Destination, WaitPlacement
 from analyzer.vocab import Decider, Duty, Transport
@@ -250,3 +251,18 @@ def test_every_sender_file_is_in_exactly_one_link_and_transports_follow_the_evid
     assert links["sales NSS2 -> salesdr"].transport is Transport.FASTSYNC
     assert "120 of 120 RFS I/O waits come after `Server finished`" in links["sales NSS2 -> salesdr"].transport_evidence
     assert links["sales NSA3 -> salesar"].transport is Transport.ASYNC
+
+
+def test_a_file_without_a_database_takes_its_instances() -> None:
+    """A trimmed sender trace in a flat upload: no path, no header, but `sales1` in its name."""
+    bare = FileIdentity("upload.zip!sales1_nss2_77.trc", Duty.SENDER, None, "sales1", None, "NSS2")
+    ids = [bare, lgwr("sales", "prim01"), sender("hr", "hrdb01"), receiver("salesdr", "stby01")]
+    assert with_databases(ids)[0].db == "sales"
+    assert "from another file of instance sales1" in with_databases(ids)[0].evidence
+    assert assign(ids)[0].sender == ("sales", "NSS2"), "then the names decide"
+    twins = [
+        bare,
+        lgwr("sales", "prim01"),
+        FileIdentity("x/lgwr.trc", Duty.LOG_WRITER, "other", "sales1", "h9", "LGWR"),
+    ]
+    assert with_databases(twins)[0].db is None, "two databases have an instance sales1: none is taken"

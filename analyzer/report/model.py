@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from analyzer import insights, inventory
-from analyzer.links import Configuration, Link
+from analyzer.links import Configuration, Link, with_databases
 from analyzer.report.facts import oracle_versions
 from analyzer.results import Analysis
 from analyzer.results import coverage as file_coverage
@@ -227,10 +227,11 @@ def files(a: Analysis) -> list[dict[str, Any]]:
     """One entry per input file (the inventory's row, plus zone, tim and evidence) and per skipped input."""
     out: list[dict[str, Any]] = []
     config_of = a.topology.configuration_of()
+    dbs = {i.label: i.db for i in with_databases([f.identity for f in a.files])}
     for row, f in zip(iso_frame(inventory.table(a)).to_dicts(), a.files, strict=True):
         tim = f.reduced.tim
         extra = {"time_zone": f.reduced.zone, "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors}}
-        link = {"db_unique_name": f.identity.db, "configuration": config_of.get(f.source.label)}
+        link = {"db_unique_name": dbs[f.source.label], "configuration": config_of.get(f.source.label)}
         out.append({**row, **extra, "evidence": f.reduced.info.evidence, "skipped": None, **link})
     out += [{"file": s.label, "role": None, "skipped": s.reason} for s in a.skipped]
     return out
