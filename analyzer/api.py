@@ -45,6 +45,7 @@ __all__ = [
     "ProgressHook",
     "analyze",
     "analyze_files",
+    "configurations",
     "discover",
     "finish",
     "link_topology",
@@ -73,12 +74,13 @@ def read_file(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> Fil
 def _chunks(source: Source, stats: ReadStats, session: dict[str, str], tally: PlacementTally) -> Iterator[parse.Parsed]:
     """The parsed chunks of a source; an error ends them (the chunks before it stand). On the way,
     the first session block's values go to `session` and the RFS I/O waits are placed (`tally`)."""
-    in_header = False
+    in_header, first = False, True
     try:
         with source.opener() as stream:
             for lines in read_lines(stream, stats):
-                if not session:
+                if first:
                     session.update(session_values(lines["text"].head(HEAD_LINES)))
+                    first = False
                 part, in_header = parse.parse_chunk(lines, in_header)
                 tally.add(part.tables["messages"], part.tables["waits"])
                 yield part
@@ -110,6 +112,12 @@ def sides(files: list[FileResult]) -> tuple[Side, Side]:
     return side(files, Role.PRIMARY, segments), side(files, Role.STANDBY, segments)
 
 
+def configurations(sources: Sequence[Source], destinations: Sequence[Destination] = ()) -> list[links.Configuration]:
+    """The Data Guard configurations of the sources from each one's path and head only (`read_identity`):
+    what to read together, decided before any file is read whole."""
+    return links.configurations([read_identity(source) for source in sources], destinations)
+
+
 def link_topology(files: list[FileResult], destinations: Sequence[Destination] = ()) -> Topology:
     """The configurations and links of the files: their identities decide, and where they leave a
     receiver several candidate senders, the match rate of each (`analyzer.links`)."""
@@ -123,7 +131,7 @@ def link_topology(files: list[FileResult], destinations: Sequence[Destination] =
 def match_sides(files: list[FileResult], options: Options, topology: Topology | None = None) -> Matching:
     """Every link of the files (`link_topology` unless given) matched and attributed in batches."""
     hosts = {f.source.label: f.reduced.info.host or f.source.label for f in files}
-    topology = topology or link_topology(files)
+    topology = link_topology(files) if topology is None else topology
     return match_links(files, topology, hosts, options.threshold_ms, options.window_s)
 
 
