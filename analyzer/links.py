@@ -38,6 +38,8 @@ MIN_SCORED_WRITES = 10
 MIN_RATE = 0.5
 #: ... and the next best at most this share of its rate
 CLEAR_MARGIN = 0.5
+#: how the evidence says that a session's client is no sender of the input (it then decides nothing)
+NO_FIT = ", which fits no sender of the input"
 #: what the decision of a receiver rests on, strongest first (the order of `assign`)
 STRONG = (Decider.CLIENT_MODULE, Decider.DESTINATION)
 
@@ -214,7 +216,7 @@ def _by_client(
         return [(dbs[0], r.client_process)], f"{said}, whose trace is not among the inputs"
     if r.client_host not in db_of_host and not any(k[1] == r.client_process for k in cands):
         return [(None, r.client_process)], f"{said}, whose host has no trace among the inputs"
-    return cands, f"{said}, which fits no sender of the input"
+    return cands, f"{said}{NO_FIT}"
 
 
 def _by_destination(
@@ -283,7 +285,7 @@ def _assign_one(r: FileIdentity, given: _Input) -> Assignment:
     evidence: list[str] = []
     cands, said = _by_client(r, cands, given.senders, given.db_of_host)
     evidence += [said] if said else []
-    decided = Decider.CLIENT_MODULE if said and len(cands) == 1 else None
+    decided = Decider.CLIENT_MODULE if said and not said.endswith(NO_FIT) and len(cands) == 1 else None
     if len(cands) > 1:
         cands, said = _by_destination(r, cands, given.destinations)
         evidence += [said] if said else []
@@ -450,8 +452,7 @@ def decide(
     for key in {*senders, *receivers}:
         got = receivers.get(key, [])
         files = [i.label for i in senders.get(key, [])] if isinstance(key, tuple) else []
-        dbs = sorted({by_label[a.receiver].db or "?" for a in got})
-        receiver_db = "+".join(dbs) if dbs else None
+        receiver_db = "+".join(sorted({db for a in got if (db := by_label[a.receiver].db)})) or None
         sender_db, sender = key if isinstance(key, tuple) else (None, None)
         dest = next(
             (d for d in destinations if d.db == sender_db and d.target_db == receiver_db and dest_fits(d, sender)),
@@ -459,7 +460,8 @@ def decide(
         )
         placement = sum(((placements or {}).get(a.receiver, WaitPlacement()) for a in got), WaitPlacement())
         transport, why = transport_of(sender, dest, placement)
-        decided_by = got[0].decided_by if got else Decider.NONE
+        weakest = max((list(Decider).index(a.decided_by) for a in got), default=list(Decider).index(Decider.NONE))
+        decided_by = list(Decider)[weakest]  # a link is as sure as its least sure receiver
         evidence = tuple(dict.fromkeys(e for a in got for e in a.evidence)) or ("no receiver trace in the input",)
         config = config_of[(files or [a.receiver for a in got])[0]]
         link = Link(

@@ -183,6 +183,7 @@ def test_files_without_any_database_name_stay_one_configuration() -> None:
     topology = decide(ids)
     (link,) = topology.links
     assert (link.sender_files, link.receiver_files, link.decided_by) == (("p.trc",), ("s.trc",), Decider.ONLY_CANDIDATE)
+    assert (link.sender_db, link.receiver_db, link.name) == (None, None, "? NSS -> ?")
     assert [c.name for c in topology.configurations] == ["unknown"]
 
 
@@ -266,3 +267,17 @@ def test_a_file_without_a_database_takes_its_instances() -> None:
         FileIdentity("x/lgwr.trc", Duty.LOG_WRITER, "other", "sales1", "h9", "LGWR"),
     ]
     assert with_databases(twins)[0].db is None, "two databases have an instance sales1: none is taken"
+
+
+def test_a_client_module_that_fits_no_sender_decides_nothing() -> None:
+    """Its host runs two databases of the input, none with that process: the module says so, and
+    the only sender left decides, not the module."""
+    ids = [
+        sender("sales", "prim01"),
+        lgwr("sales", "prim09"),
+        FileIdentity("prim09/diag/rdbms/hr/hr1/trace/hr1_lgwr_1.trc", Duty.LOG_WRITER, "hr", "hr1", "prim09", "LGWR"),
+        receiver("salesdr", "stby01", ("prim09", "NSS2")),
+    ]
+    (a,) = assign(ids)
+    assert (a.sender, a.decided_by) == (("sales", "NSS2"), Decider.ONLY_CANDIDATE)
+    assert a.evidence[0].endswith("which fits no sender of the input")
