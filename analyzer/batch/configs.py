@@ -98,9 +98,9 @@ def _configuration(group: list[SourceInfo]) -> Configuration:
 def db_columns(
     frame: pl.DataFrame, dbs: dict[str, str | None], primary_db: str | None, standby_dbs: Sequence[str], **files: str
 ) -> pl.DataFrame:
-    """`primary_db` and `standby_db` on every row, from the database of the file named in the
-    columns `files` gives for `primary` and `standby` (either may be absent); a side without a
-    file takes the configuration's database (the only standby one, if only one)."""
+    """`primary_db` and `standby_db` on every row: those the analysis gave (its links), else the
+    database of the file named in the columns `files` gives for `primary` and `standby` (either may
+    be absent), else the configuration's database (the only standby one, if only one)."""
     only_standby = standby_dbs[0] if len(standby_dbs) == 1 else None
     mapping = pl.DataFrame(
         {"_file": list(dbs), "_db": list(dbs.values())}, schema={"_file": pl.String, "_db": pl.String}
@@ -113,8 +113,8 @@ def db_columns(
             looked = out.select(pl.col(column).cast(pl.String).alias("_file")).join(
                 mapping, on="_file", how="left", maintain_order="left"
             )
-            out = out.with_columns(looked["_db"].alias(f"{side}_db"))
-            out = out.with_columns(pl.col(f"{side}_db").fill_null(value))
-        else:
-            out = out.with_columns(value.alias(f"{side}_db"))
+            value = pl.coalesce(pl.lit(looked["_db"]), value)
+        if f"{side}_db" in frame.columns:
+            value = pl.coalesce(pl.col(f"{side}_db").cast(pl.String), value)
+        out = out.with_columns(value.alias(f"{side}_db"))
     return out

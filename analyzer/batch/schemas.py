@@ -22,17 +22,22 @@ PARTITIONS = ("primary_db", "day")
 PARTITION_SCHEMA = schema(primary_db=pl.String, day=pl.Date)
 
 
-def _plain(columns: pl.Schema) -> pl.Schema:
-    """The schema with categorical columns as strings: what Parquet stores for every reader alike."""
-    return pl.Schema({name: pl.String if dtype == pl.Categorical else dtype for name, dtype in columns.items()})
+def _stored(columns: pl.Schema, **extra: pl.DataType | type[pl.DataType]) -> pl.Schema:
+    """The columns a file stores: categorical ones as strings (what Parquet stores for every reader
+    alike), the partition columns left out (the directory names hold them), `extra` added if missing."""
+    stored: dict[str, pl.DataType | type[pl.DataType]] = {
+        n: pl.String if t == pl.Categorical else t for n, t in columns.items() if n not in PARTITIONS
+    }
+    stored.update({n: t for n, t in extra.items() if n not in stored and n not in PARTITIONS})
+    return pl.Schema(stored)
 
 
-#: one row per remote write: the writes contract (`--format csv`) plus the configuration's databases
-WRITES_FILE = schema(**_plain(WRITES), standby_db=pl.String)
+#: one row per remote write: the writes contract (`--format csv`) and the configuration's databases
+WRITES_FILE = _stored(WRITES, standby_db=pl.String)
 #: messages that found no partner (the `unmatched` of `--format json`)
-UNMATCHED_FILE = schema(**UNMATCHED, standby_db=pl.String)
+UNMATCHED_FILE = _stored(UNMATCHED, standby_db=pl.String)
 #: LGWR long-write warnings tied to the remote writes they cover
-WARNINGS_FILE = schema(**WARNINGS, standby_db=pl.String)
+WARNINGS_FILE = _stored(WARNINGS, standby_db=pl.String)
 #: every input of a unit: the trace files read, and the inputs skipped with the reason
 FILES_FILE = schema(
     configuration=pl.String,
@@ -56,7 +61,7 @@ FILES_FILE = schema(
     reason=pl.String,
 )
 #: clock offset per host pair, estimated from the writes of one configuration and day
-CLOCK_FILE = schema(**_plain(CLOCK))
+CLOCK_FILE = _stored(CLOCK)
 
 #: the percentiles kept per measure in `daily`
 DAILY_STATS = ("p50", "p90", "p99", "max")
