@@ -3,8 +3,9 @@
 A `Grouping` takes the identity of every known source and returns the configurations. The batch
 engine calls it once per run over all the sources it knows (this night's and earlier ones), so a
 standby trace that arrives a night before its primary's joins the primary's configuration on the
-night the primary's arrives. `by_adr_path` is the grouping used unless another is passed to
-`run_batch`:
+night the primary's arrives. `by_identity` (the default) groups them as the analysis does
+(`analyzer.links.configurations`); `by_adr_path` is a simpler grouping that needs no more than the
+probe's own identity:
 
 - a source's database is the db_unique_name of its ADR path (`.../diag/rdbms/<db>/<sid>/trace/`),
   from its file name or from its `Trace file` line; sources without one stand alone by host;
@@ -18,12 +19,14 @@ and standby file (`db_columns`); a row seen on one side only takes the configura
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
+from analyzer import links
 from analyzer.batch.probe import SourceInfo
-from analyzer.vocab import Role
+from analyzer.identify import FileIdentity
+from analyzer.vocab import Decider, Duty, Role
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,53 @@ class Configuration:
 
 
 Grouping = Callable[[Sequence[SourceInfo]], list[Configuration]]
+
+
+def by_identity(sources: Sequence[SourceInfo]) -> list[Configuration]:
+    """Configurations as the analysis groups files (`analyzer.links.configurations`: ADR path,
+    header, the sender each RFS session names, ambiguity reported), from the identity each probe
+    kept; named after their databases so that a unit keeps its name from run to run."""
+    identities = links.with_databases([_identity(info) for info in sources])
+    dbs = {i.label: i.db for i in identities}
+    out = []
+    for c in links.configurations(identities, assignments=_not_yet_sent(identities)):
+        roles = {d.name: d.role for d in c.databases if d.name}
+        primaries = [db for db, role in roles.items() if role == "primary"]
+        names = sorted(roles)
+        out.append(
+            Configuration(
+                key="+".join(names) or f"file:{min(c.files)}",
+                primary_db=primaries[0] if len(primaries) == 1 else None,
+                standby_dbs=tuple(sorted(db for db, role in roles.items() if role == "standby")),
+                labels=tuple(sorted(c.files)),
+                dbs={label: dbs.get(label) for label in c.files},
+            )
+        )
+    return sorted(out, key=lambda c: c.key)
+
+
+def _not_yet_sent(identities: list[FileIdentity]) -> list[links.Assignment]:
+    """The analysis's assignment of each receiver to its sender, except that a receiver whose RFS
+    session names a host no known sender trace comes from stays alone: its sender's traces are not
+    there yet (they may arrive a night later), and joining it to every configuration that could
+    fit would mix their colliding msgid ranges for that night."""
+    senders = {i.host for i in identities if i.duty in (Duty.SENDER, Duty.LOG_WRITER) and i.host}
+    named = {i.label: i.client_host for i in identities}
+    strong = (Decider.CLIENT_MODULE, Decider.DESTINATION)
+    out = []
+    for a in links.assign(identities):
+        host = named.get(a.receiver)
+        if host and host not in senders and a.decided_by not in strong:
+            a = replace(a, sender=None, candidates=())
+        out.append(a)
+    return out
+
+
+def _identity(info: SourceInfo) -> FileIdentity:
+    if info.identity is None:  # recorded before identities were kept: what the path tells
+        duty = {"primary": Duty.SENDER, "standby": Duty.RECEIVER}.get(info.role, Duty.OTHER)
+        return FileIdentity(info.label, duty, info.db, info.instance, info.host, info.process)
+    return FileIdentity(**{**info.identity, "duty": Duty(info.identity["duty"])})
 
 
 def _node(info: SourceInfo) -> str:

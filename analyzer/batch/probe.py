@@ -20,7 +20,7 @@ import polars as pl
 
 from analyzer import parse
 from analyzer.errors import AnalyzerError
-from analyzer.identify import identify_file
+from analyzer.identify import HEAD_LINES, file_identity, identify_file, session_values
 from analyzer.schemas import LINES
 from analyzer.sources import Source
 from analyzer.vocab import Role
@@ -66,6 +66,9 @@ class SourceInfo:
     last_at: str | None
     #: the stamps carry a zone, or --tz gave one for this host
     zone_known: bool
+    #: what its path and head tell (`analyzer.identify.FileIdentity`, its fields as JSON values):
+    #: what the configuration grouping of the analysis (`analyzer.links`) reads
+    identity: dict[str, Any] | None = None
 
     def days(self) -> list[date]:
         """The UTC days whose units read this source (its span, widened by the margin)."""
@@ -141,19 +144,23 @@ def probe(source: Source, zones: TimeZones) -> SourceInfo:
     return _identify(source, digest.hexdigest(), size, bytes(head), tail if size > END_BYTES else b"", zones)
 
 
-def _lines(head: bytes, tail: bytes) -> pl.DataFrame:
-    """The lines of both ends, parsed at once (the parse stage's cost is mostly per call)."""
-    text = head.decode("utf-8", "replace").replace("\r", "").split("\n")
-    text = text[:-1] if len(text) > 1 else text  # the last line may be cut by the window
+def _lines(head: bytes, tail: bytes) -> tuple[pl.DataFrame, list[str]]:
+    """The lines of both ends, to parse at once (the parse stage's cost is mostly per call), and
+    those of the head."""
+    first = head.decode("utf-8", "replace").replace("\r", "").split("\n")
+    first = first[:-1] if len(first) > 1 else first  # the last line may be cut by the window
+    text = list(first)
     if tail:
         more = tail.decode("utf-8", "replace").replace("\r", "").split("\n")[1:]  # the first may be cut
         text += more[:-1] if more and more[-1] == "" else more
-    return pl.DataFrame({"line": range(1, len(text) + 1), "text": text}, schema=LINES)
+    return pl.DataFrame({"line": range(1, len(text) + 1), "text": text}, schema=LINES), first
 
 
 def _identify(source: Source, sha: str, size: int, head: bytes, tail: bytes, zones: TimeZones) -> SourceInfo:
-    parsed, _ = parse.parse_chunk(_lines(head, tail), False)
+    lines, head_lines = _lines(head, tail)
+    parsed, _ = parse.parse_chunk(lines, False)
     tables = parsed.tables
+    identity = file_identity(source.label, source.name, tables["header"], session_values(head_lines[:HEAD_LINES]))
     info = identify_file(source.label, source.name, tables["header"], tables["messages"])
     trace_file = tables["header"].filter(pl.col("kind") == "trace_file")["value"]
     db, path_host = adr_db(source.label)
@@ -191,6 +198,7 @@ def _identify(source: Source, sha: str, size: int, head: bytes, tail: bytes, zon
         first_at=first_at,
         last_at=last_at,
         zone_known=known,
+        identity={k: str(v) if k == "duty" else v for k, v in asdict(identity).items()},
     )
 
 

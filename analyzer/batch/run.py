@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from analyzer.batch.configs import Grouping, by_adr_path
+from analyzer.batch.configs import Grouping, by_identity
 from analyzer.batch.engine import EngineSpec, run_units
 from analyzer.batch.inputs import ProgressHook, load_records, scan
 from analyzer.batch.plan import Settings, Unit, plan_units
@@ -85,7 +85,7 @@ def run_batch(
     settings: Settings | None = None,
     engine: EngineSpec | None = None,
     *,
-    grouping: Grouping = by_adr_path,
+    grouping: Grouping = by_identity,
     progress: ProgressHook | None = None,
 ) -> RunSummary:
     """Bring the dataset at `out` up to date with the inputs under `paths`.

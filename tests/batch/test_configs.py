@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
-from analyzer.batch.configs import by_adr_path, db_columns
+from analyzer.batch.configs import by_adr_path, by_identity, db_columns
 from analyzer.batch.probe import SourceInfo
 
 
@@ -89,3 +91,44 @@ def test_db_columns_from_each_side_file() -> None:
     two = db_columns(frame, {"a": "sales", "b": "salesdr"}, None, ["salesdr", "salesbc"], primary="p", standby="s")
     assert two["primary_db"].to_list() == ["sales", None, "sales"]
     assert two["standby_db"].to_list() == ["salesdr", "salesdr", None]
+
+
+def _probed(share: Path) -> list[SourceInfo]:
+    from analyzer.archives import Limits
+    from analyzer.batch.inputs import scan
+    from analyzer.zones import TimeZones
+
+    return scan([str(share)], {}, TimeZones(), Limits()).sources()
+
+
+def test_the_analysis_grouping_from_the_probes_identities(one_day: Path) -> None:
+    configs = {c.key: c for c in by_identity(_probed(one_day))}
+    assert set(configs) == {"hr+hrdr", "sales+salesdr"}  # colliding msgid ranges, kept apart
+    sales = configs["sales+salesdr"]
+    assert (sales.primary_db, sales.standby_dbs) == ("sales", ("salesdr",))
+    assert all(db in ("sales", "salesdr") for db in sales.dbs.values())
+    assert by_identity(_probed(one_day)) == by_identity(_probed(one_day))  # the same names every run
+
+
+def test_both_groupings_agree_on_a_share(one_day: Path) -> None:
+    sources = _probed(one_day)
+    simple = {(c.key, c.primary_db, c.standby_dbs, c.labels) for c in by_adr_path(sources)}
+    assert {(c.key, c.primary_db, c.standby_dbs, c.labels) for c in by_identity(sources)} == simple
+
+
+def test_identity_of_an_older_manifest_entry() -> None:
+    old = source("/x/diag/rdbms/fin/fin1/trace/fin1_nss2_1.trc", "primary", "fin", "findb01")
+    (config,) = by_identity([old])
+    assert (config.key, config.primary_db) == ("fin", "fin")
+
+
+def test_a_standby_whose_sender_is_not_there_yet_stays_alone(one_day: Path, tmp_path: Path) -> None:
+    import shutil
+
+    share = tmp_path / "share"
+    shutil.copytree(one_day, share)
+    for host in share.glob("salesdb0*"):  # the sales primary's traces arrive a night later
+        shutil.rmtree(host)
+    configs = {c.key: c for c in by_identity(_probed(share))}
+    assert set(configs) == {"hr+hrdr", "salesdr"}  # not joined to hr, whose msgid range it shares
+    assert (configs["salesdr"].primary_db, configs["salesdr"].standby_dbs) == (None, ("salesdr",))
