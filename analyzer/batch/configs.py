@@ -12,8 +12,8 @@ probe's own identity:
 - a standby database joins the primary database on the host its RFS sessions name
   (`MODULE NAME:(oracle@host (NSS2))`), when exactly one primary database has traces from that host.
 
-The per-row columns `primary_db` and `standby_db` come from the database of the row's primary
-and standby file (`db_columns`); a row seen on one side only takes the configuration's.
+The analysis gives each write its `primary_db` and `standby_db` (its link); `db_columns` fills
+what it leaves null from the database of the row's files, else the configuration's.
 """
 
 from __future__ import annotations
