@@ -95,6 +95,8 @@ DAILY_FILE = schema(
 #: the stored columns of each table, by its directory name
 FILE_SCHEMAS: dict[str, pl.Schema] = {
     "writes": WRITES_FILE,
+    #: the remote writes of ASYNC links (never among `writes`, as in the analysis)
+    "shipments": WRITES_FILE,
     "unmatched": UNMATCHED_FILE,
     "lgwr_warnings": WARNINGS_FILE,
     "files": FILES_FILE,

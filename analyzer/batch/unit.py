@@ -52,6 +52,7 @@ def run_unit(unit: Unit) -> UnitOutput:
         files = read_files(sources, options.zones, Spill(Path(spill))) if sources else []
         analysis = analyze_files(files, [], options) if files else None
     writes = analysis.writes if analysis else empty(WRITES)
+    shipments = analysis.shipments if analysis else empty(WRITES)
     unmatched = analysis.unmatched if analysis else empty(UNMATCHED)
     warnings = analysis.warnings if analysis else empty(WARNINGS)
     clock = analysis.clock if analysis else empty(CLOCK)
@@ -59,8 +60,17 @@ def run_unit(unit: Unit) -> UnitOutput:
     day_lit = pl.lit(day, pl.Date)
     dbs, standby = unit.dbs, unit.standby_dbs
 
-    writes = _own(writes, "sent_at", "primary_file", homes, day)
-    writes = db_columns(writes, dbs, unit.primary_db, standby, primary="primary_file", standby="standby_file")
+    writes, shipments = (
+        db_columns(
+            _own(w, "sent_at", "primary_file", homes, day),
+            dbs,
+            unit.primary_db,
+            standby,
+            primary="primary_file",
+            standby="standby_file",
+        )
+        for w in (writes, shipments)
+    )
     unmatched = _own(unmatched, "at", "file", homes, day).with_columns(
         _p=pl.when(pl.col("side") == str(Role.PRIMARY)).then(pl.col("file")),
         _s=pl.when(pl.col("side") == str(Role.STANDBY)).then(pl.col("file")),
@@ -69,6 +79,7 @@ def run_unit(unit: Unit) -> UnitOutput:
     warnings = db_columns(_own(warnings, "at", "file", homes, day), dbs, unit.primary_db, standby, primary="file")
     tables = {
         "writes": _shape(writes, WRITES_FILE, day_lit),
+        "shipments": _shape(shipments, WRITES_FILE, day_lit),
         "unmatched": _shape(unmatched, UNMATCHED_FILE, day_lit),
         "lgwr_warnings": _shape(warnings, WARNINGS_FILE, day_lit),
         "files": _files(unit, files, gone, day_lit),

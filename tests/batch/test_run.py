@@ -121,3 +121,16 @@ def test_other_generations(version: str, tmp_path: Path) -> None:
     summary = batch(share, tmp_path / "ds")
     check_against_truth(tmp_path / "ds", truth(share))
     assert summary.units["planned"] == (9 if version == "11.2" else 5)  # 2 configurations x 4 or 2 days, + unknown
+
+
+def test_async_shipments_have_their_own_table(tmp_path: Path) -> None:
+    from analyzer.simulate import SimOptions, simulate
+
+    traces = tmp_path / "set"
+    simulate(traces, SimOptions(format_version="19c", writes=40, async_sender=True, seed=5))
+    batch(traces, tmp_path / "ds")
+    expected = pl.read_csv(traces / "truth.csv")
+    shipments = pl.scan_parquet(tmp_path / "ds" / "shipments").collect()
+    assert shipments.height == expected.filter(pl.col("transport") == "ASYNC").height > 0
+    assert set(shipments["transport"]) == {"ASYNC"}
+    assert writes(tmp_path / "ds").height == expected.filter(pl.col("transport") != "ASYNC").height
