@@ -6,12 +6,10 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 import polars as pl
 
@@ -24,7 +22,7 @@ from analyzer.match import DEFAULT_WINDOW_S, gaps, lonely_reason, match, pair_ev
 from analyzer.read import ReadStats, read_lines
 from analyzer.schemas import EXCHANGES, UNMATCHED, UNPARSED, WARNINGS, empty
 from analyzer.sources import Skipped, Source, discover
-from analyzer.spill import IN_MEMORY, INDEX, Spill
+from analyzer.spill import IN_MEMORY, INDEX, Spill, spill_directory
 from analyzer.tables import NARROW, Exchanges, FileTables, TimeZones, tabulate
 
 
@@ -243,10 +241,11 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
     if not sources:
         lost = [f"{s.label}: {s.reason}" for s in skipped if s.partial]
         why = f" ({len(lost)} input(s) could not be read; first: {lost[0]})" if lost else ""
+        if skipped and not lost:
+            why = f" ({len(skipped)} input(s) skipped; first: {skipped[0].label}: {skipped[0].reason})"
         raise NoInputError("no trace files found in " + ", ".join(paths) + why)
     # exchanges wait on disk between reading and matching: memory holds a batch, not the input
-    with tempfile.TemporaryDirectory(prefix="dgtrace-") as directory:
-        spill = Spill(Path(directory))
+    with spill_directory() as spill:
         # polars releases the GIL, so files are read and parsed in parallel threads (both cores)
         with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
             # the biggest first, so that the threads finish together (results keep the input order)
@@ -393,6 +392,7 @@ def coverage(files: list[FileResult]) -> pl.DataFrame:
                 "cut_lines": f.stats.cut_lines,
                 "unterminated_last_line": f.stats.unterminated_last_line,
                 "read_error": f.stats.error,
+                **f.stats.details(),  # encoding, byte-order mark, CR line ends, NUL runs: what the reader repaired
             }
         )
     return pl.DataFrame(rows) if rows else pl.DataFrame()
