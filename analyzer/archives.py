@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 #: largest read handed to a decompressor at once: limits are checked at least this often
 CHUNK = 1 * MiB
+#: bytes copied to the spool at a time (what a stream that breaks while it is copied loses)
+_SPOOL_READ = 64 * KiB
 #: compressed bytes read at a time when a damaged zip's members are recovered
 _SALVAGE_READ = 64 * KiB
 
@@ -159,9 +161,17 @@ def reason_of(exc: Exception, label: str) -> str:
     return str(exc).removeprefix(f"{label}: ")
 
 
+class Damaged(CorruptInput):
+    """CorruptInput that also keeps its reason without the label (to say it of another member)."""
+
+    def __init__(self, label: str, reason: str) -> None:
+        super().__init__(f"{label}: {reason}")
+        self.reason = reason
+
+
 def corrupt(label: str, exc: BaseException) -> CorruptInput:
     """The documented exception for data that cannot be decoded or read."""
-    return CorruptInput(f"{label}: corrupt, truncated or unreadable data ({describe(exc)})")
+    return Damaged(label, f"corrupt, truncated or unreadable data ({describe(exc)})")
 
 
 def open_file(path: Path) -> IO[bytes]:
@@ -314,7 +324,7 @@ class Session:
                     spool.truncate(start)
                     raise
                 self._spooled += size
-                return Region(self, None, start, size, damage=reason_of(exc, label))
+                return Region(self, None, start, size, damage=exc.reason if isinstance(exc, Damaged) else str(exc))
             except BaseException:
                 spool.truncate(start)
                 raise
@@ -333,7 +343,7 @@ def _read_chunk(stream: _Reader, label: str, tree: Tree) -> bytes:
     tree.check()
     try:
         with timed(tree, label):
-            return stream.read(CHUNK)
+            return stream.read(_SPOOL_READ)
     except CORRUPT_ERRORS as exc:
         raise corrupt(label, exc) from exc
 
@@ -391,7 +401,7 @@ class Tree:
                 raise self._stop(
                     f"{label}: {size_text(self.produced)} decompressed from the {size_text(self.stored)} of "
                     f"{self.label}, over {limits.max_ratio:g} times its size (--max-ratio): a decompression "
-                    f"bomb; nothing more of it is read"
+                    f"bomb, not read further"
                 )
 
     def spend_time(self, seconds: float, label: str, *, quiet: bool = False) -> None:
@@ -405,8 +415,8 @@ class Tree:
             limit = self.session.limits.max_seconds_per_input
             if self.seconds > limit and self.stopped is None and not quiet:
                 raise self._stop(
-                    f"{label}: time spent on {self.label} over the limit ({limit:g} s, --max-seconds-per-input); "
-                    f"nothing more of it is read"
+                    f"{label}: time spent on {self.label} over the limit ({limit:g} s, --max-seconds-per-input), "
+                    f"not read further"
                 )
 
     def remaining_seconds(self) -> float:
@@ -503,13 +513,13 @@ class Window(_ByteReader):
                 f"{self._label}: metadata block of {size_text(size)} over the header size limit ({size_text(self.cap)})"
             )
         if remaining == 0 and self._damage is not None:
-            raise CorruptInput(f"{self._label}: {self._damage}")
+            raise Damaged(self._label, self._damage)
         with self._lock:
             self._file.seek(self._start + self._pos)
             data = self._file.read(size)
         self._pos += len(data)
         if size and not data:
-            raise CorruptInput(f"{self._label}: truncated (data ends {remaining} bytes early)")
+            raise Damaged(self._label, f"truncated (data ends {remaining} bytes early)")
         return data
 
     def close(self) -> None:
@@ -932,7 +942,7 @@ class _Inflater(_ByteReader):
             if out:
                 return out
             if not data and not self._done:
-                raise CorruptInput(f"{self._label}: truncated (the compressed data end early)")
+                raise Damaged(self._label, "truncated (the compressed data end early)")
         return b""
 
     def close(self) -> None:
@@ -976,7 +986,8 @@ def tar_members(
                     return
                 yield found
                 if isinstance(found, Member) and found.region is not None and found.region.damage is not None:
-                    yield Skipped(label, f"listing stopped: {found.region.damage} ({name})", True)
+                    reason = f"listing stopped: the archive breaks inside {printable(info.name)}: {found.region.damage}"
+                    yield Skipped(label, reason, True)
                     return
     except InputStopped:
         raise

@@ -195,12 +195,12 @@ class _Finder:
         if os.path.lexists(raw):
             return [_Target(Path(raw))]
         if glob.has_magic(raw):
-            matches = self._glob(raw)
-            if matches:
+            matches, stopped = self._glob(raw)
+            if matches or stopped:  # a glob cut short by its time budget is reported as skipped
                 return matches
         raise UsageError(f"{raw}: no such file or directory")
 
-    def _glob(self, pattern: str) -> list[_Target]:
+    def _glob(self, pattern: str) -> tuple[list[_Target], bool]:
         """The matches of a glob, found by the walk's rules (each folder once, links only inside
         the fixed part of the pattern, no pseudo file systems, within the time budget)."""
         parts = Path(pattern).parts
@@ -212,11 +212,13 @@ class _Finder:
         matches: list[Path] = []
         seen: set[tuple[int, int, int]] = set()
         pending: list[tuple[Path, int]] = [(base, 0)]
+        stopped = False
         while pending:
             if time.monotonic() > deadline:
                 limit = self.limits.max_seconds_per_input
                 reason = f"glob expansion stopped after {limit:g} s (--max-seconds-per-input)"
                 self.skipped.append(Skipped(printable(pattern), reason, True))
+                stopped = True
                 break
             check_stop()
             directory, index = pending.pop()
@@ -238,7 +240,7 @@ class _Finder:
                     matches.append(Path(entry.path))
                 if (part == "**" or not last) and self._enterable(entry, boundary):
                     pending.append((Path(entry.path), index if part == "**" else index + 1))
-        return [_Target(path, boundary) for path in sorted(set(matches), key=str)]
+        return [_Target(path, boundary) for path in sorted(set(matches), key=str)], stopped
 
     def _enterable(self, entry: os.DirEntry[str], boundary: str) -> bool:
         """A folder a walk may go into: a real folder, or a link to one inside `boundary`; not a
@@ -379,7 +381,9 @@ class _Finder:
         self._collect(member, mode)
 
     def _collect(self, member: Member, mode: _Mode) -> None:
-        """Expand one input; a limit of the whole input ends it with one skipped entry."""
+        """Expand one input; a limit of the whole input ends it with one skipped entry (the
+        members found before it cannot be read either: they are dropped, and counted there)."""
+        first = len(self.found)
         try:
             for found in _expand(member, 0, mode, self.session):
                 if isinstance(found, Skipped):
@@ -388,7 +392,10 @@ class _Finder:
                     self.found.append(found)
         except InputStopped as exc:
             label = member.tree.label
-            self.skipped.append(Skipped(label, reason_of(exc, label), True))
+            dropped = len(self.found) - first
+            del self.found[first:]
+            also = f" ({dropped} member(s) found before that are not read either)" if dropped else ""
+            self.skipped.append(Skipped(label, reason_of(exc, label) + also, True))
 
     # --- duplicates ---------------------------------------------------------------------------
 
