@@ -236,10 +236,11 @@ class _Finder:
             for entry in _entries(directory):
                 if not _glob_match(entry.name, part):
                     continue
+                child = directory / entry.name  # (no "./" in front of a relative pattern's matches)
                 if last:
-                    matches.append(Path(entry.path))
+                    matches.append(child)
                 if (part == "**" or not last) and self._enterable(entry, boundary):
-                    pending.append((Path(entry.path), index if part == "**" else index + 1))
+                    pending.append((child, index if part == "**" else index + 1))
         return [_Target(path, boundary) for path in sorted(set(matches), key=str)], stopped
 
     def _enterable(self, entry: os.DirEntry[str], boundary: str) -> bool:
@@ -381,8 +382,9 @@ class _Finder:
         self._collect(member, mode)
 
     def _collect(self, member: Member, mode: _Mode) -> None:
-        """Expand one input; a limit of the whole input ends it with one skipped entry (the
-        members found before it cannot be read either: they are dropped, and counted there)."""
+        """Expand one input; a limit of the whole input ends it with one skipped entry (when the
+        input's own budget is spent, the members found before cannot be read either: they are
+        dropped, and counted there)."""
         first = len(self.found)
         try:
             for found in _expand(member, 0, mode, self.session):
@@ -392,8 +394,8 @@ class _Finder:
                     self.found.append(found)
         except InputStopped as exc:
             label = member.tree.label
-            dropped = len(self.found) - first
-            del self.found[first:]
+            dropped = len(self.found) - first if member.tree.stopped is not None else 0
+            del self.found[len(self.found) - dropped :]
             also = f" ({dropped} member(s) found before that are not read either)" if dropped else ""
             self.skipped.append(Skipped(label, reason_of(exc, label) + also, True))
 

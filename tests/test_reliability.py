@@ -20,12 +20,15 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from analyzer import spill
 from analyzer.cli import app
+from analyzer.errors import ExitCode, TempFileError
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from scripts.reliability_table import (
@@ -183,19 +186,20 @@ def test_globs_through_link_loops_and_over_the_root_end(good: Path, good_matched
 
 
 def test_memory_is_bounded_whatever_the_line_structure(good: Path, good_matched: int, tmp_path: Path) -> None:
-    """Empty lines (the old reader held 16 M of them per chunk: 1.36 GB for 100 MiB), one endless
-    line, compressed members of empty lines just under the ratio limit, two at once."""
+    """Empty lines (the old reader held 16 Mi of them per chunk, ~1.3 GB: a 16 MiB file of them is
+    one such chunk), one endless line, compressed members of empty lines just under the ratio
+    limit, two at once."""
     newlines = tmp_path / "newlines.trc"
     endless = tmp_path / "endless.trc"
     with newlines.open("wb") as out, endless.open("wb") as one:
-        for chunk in repeated(b"\n", 24 * MiB):
+        for chunk in repeated(b"\n", 16 * MiB):
             out.write(chunk)
-        for chunk in repeated(b"x", 48 * MiB):
+        for chunk in repeated(b"x", 32 * MiB):
             one.write(chunk)
-    members = newline_members_zip(tmp_path / "members.zip", members=2, size=24 * MiB)
+    members = newline_members_zip(tmp_path / "members.zip", members=2, size=16 * MiB)
     doc = check(dgtrace([str(good), str(newlines), str(endless), str(members)], tmp_path), 0, good_matched)
     lines = {row["file"]: (row["lines"], row["cut_lines"]) for row in doc["coverage"]}
-    assert lines[str(newlines)] == (24 * MiB, 0) and lines[str(endless)] == (1, 1)
+    assert lines[str(newlines)] == (16 * MiB, 0) and lines[str(endless)] == (1, 1)
 
 
 # --- 3. a full temporary folder ------------------------------------------------------------------
@@ -268,6 +272,43 @@ def test_a_killed_run_s_leftovers_are_swept_by_the_next_run(good: Path, good_mat
 
 def _start_ticks(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])
+
+
+def test_the_sweep_tells_a_reused_pid_from_its_owner(tmp_path: Path) -> None:
+    """A folder recording this pid but another start time belonged to an earlier process with the
+    same pid: it goes. One recording this process's start time, or none yet, stays."""
+    reused = tmp_path / f"dgtrace-{os.getpid()}-reused"
+    reused.mkdir()
+    (reused / "owner").write_text(f"{os.getpid()} {_start_ticks(os.getpid()) + 1}\n")
+    ours = tmp_path / f"dgtrace-{os.getpid()}-ours"
+    ours.mkdir()
+    (ours / "owner").write_text(f"{os.getpid()} {_start_ticks(os.getpid())}\n")
+    starting = tmp_path / f"dgtrace-{os.getpid()}-starting"  # created, owner file not written yet
+    starting.mkdir()
+    other = tmp_path / "dgtrace-notes"  # not a spill folder's name
+    other.mkdir()
+    assert spill.sweep(tmp_path) == [reused]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([ours.name, starting.name, other.name])
+
+
+def test_a_piece_that_cannot_be_written_is_removed_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def half_written(self: pl.DataFrame, path: Path, **_: Any) -> None:
+        Path(path).write_bytes(b"ARROW1 partial")
+        raise OSError("No space left on device (os error 28)")
+
+    monkeypatch.setattr(pl.DataFrame, "write_ipc", half_written)
+    frame = pl.DataFrame({"thread": [1], "seq": [2]})
+    with spill.spill_directory(tmp_path) as pieces:
+        directory = pieces.directory
+        assert directory is not None and directory.name.startswith(f"dgtrace-{os.getpid()}-")
+        for _ in range(2):  # the second write fails the same way, without trying
+            with pytest.raises(TempFileError) as error:
+                pieces.put(frame)
+            assert str(error.value).startswith(f"cannot write temporary file {directory}/piece-0.arrow: ")
+            assert ": No space left on device; free some space there" in str(error.value)
+            assert error.value.exit_code == ExitCode.TEMP_FILES
+        assert sorted(p.name for p in directory.iterdir()) == ["owner"]
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- 5. data that can be read is read ---------------------------------------------------------
