@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MiB = 1024 * 1024
-#: a zip local file header
+#: a zip local file header, and a central directory entry
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")
+_CENTRAL = struct.Struct("<4sHHHHHHIIIHHHHHII")
 
 # --- building hostile inputs ------------------------------------------------------------------
 
@@ -131,37 +132,31 @@ def newline_members_zip(path: Path, *, members: int, size: int) -> Path:
 
 
 def overlapping_zip(path: Path, *, size: int = 1024 * MiB, entries: int = 64) -> Path:
-    """An "overlapping" zip bomb: `entries` central-directory entries all pointing at one member of
-    `size` bytes of mostly empty lines (each entry's own ratio under 1000:1)."""
-    crc, length, data = text_bomb_member(size)
-    local = struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 8, 0, 0x21, crc, len(data), length, 5, 0) + b"k.trc"
-    body = local + data
-    directory = b"".join(
-        struct.pack(
-            "<4sHHHHHHIIIHHHHHII",
-            b"PK\x01\x02",
-            20,
-            20,
-            0,
-            8,
-            0,
-            0x21,
-            crc,
-            len(data),
-            length,
-            len(f"k{i:04}.trc"),
-            0,
-            0,
-            0,
-            0,
-            0o100644 << 16,
-            0,
+    """An "overlapping" zip bomb (Fifield's quoted-overlap construction): every member's deflate
+    stream starts with stored blocks that quote the local headers of the members after it, then
+    goes on into one shared kernel of `size` bytes of mostly empty lines. Each member has its own
+    name and header and a ratio under 1000:1; together they inflate to `entries` times the kernel.
+    (CRCs are left at 0: a reader notices only at each member's end.)"""
+    _, length, kernel = text_bomb_member(size)
+    names = [f"k{i:04}.trc".encode() for i in range(entries)]
+    header = _LOCAL.size + len(names[0])
+    quote = struct.pack("<BHH", 0, header, header ^ 0xFFFF)  # a stored, not-last deflate block of one header
+    body, directory = bytearray(), bytearray()
+    for i, name in enumerate(names):
+        later = entries - 1 - i
+        compressed = later * (len(quote) + header) + len(kernel)
+        produced = later * header + length
+        offset = len(body)
+        body += _LOCAL.pack(b"PK\x03\x04", 20, 0, 8, 0, 0x21, 0, compressed, produced, len(name), 0) + name
+        if later:
+            body += quote
+        directory += _CENTRAL.pack(
+            b"PK\x01\x02", 20, 20, 0, 8, 0, 0x21, 0, compressed, produced, len(name), 0, 0, 0, 0, 0o100644 << 16, offset
         )
-        + f"k{i:04}.trc".encode()
-        for i in range(entries)
-    )
+        directory += name
+    body += kernel
     end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, entries, entries, len(directory), len(body), 0)
-    path.write_bytes(body + directory + end)
+    path.write_bytes(bytes(body + directory + end))
     return path
 
 
