@@ -11,10 +11,8 @@ script or the batch engine can stop after any stage. Nothing here prints.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import polars as pl
 
@@ -32,7 +30,7 @@ from analyzer.results import Analysis, FileResult, Options, ProgressHook
 from analyzer.schemas import empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
-from analyzer.spill import IN_MEMORY, Spill
+from analyzer.spill import IN_MEMORY, Spill, spill_directory
 from analyzer.transport import Destination, PlacementTally
 from analyzer.vocab import Role
 from analyzer.zones import TimeZones
@@ -186,10 +184,12 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
     if not sources:
         lost = [f"{s.label}: {s.reason}" for s in skipped if s.partial]
         why = f" ({len(lost)} input(s) could not be read; first: {lost[0]})" if lost else ""
+        if skipped and not lost:
+            why = f" ({len(skipped)} input(s) skipped; first: {skipped[0].label}: {skipped[0].reason})"
         raise NoInputError("no trace files found in " + ", ".join(paths) + why)
     # exchanges wait on disk between reading and matching: memory holds a batch, not the input
-    with tempfile.TemporaryDirectory(prefix="dgtrace-") as directory:
-        files = read_files(sources, options.zones, Spill(Path(directory)), progress)
+    with spill_directory() as spill:
+        files = read_files(sources, options.zones, spill, progress)
         return analyze_files(files, skipped, options)
 
 

@@ -25,13 +25,14 @@ from analyzer.archives import Limits
 from analyzer.batch.engine import EngineName, EngineSpec
 from analyzer.batch.plan import Settings
 from analyzer.batch.query import trend
-from analyzer.batch.run import Interrupted, run_batch
-from analyzer.errors import AnalyzerError, ExitCode, UsageError
+from analyzer.batch.run import run_batch
+from analyzer.errors import AnalyzerError, ExitCode, Interrupted, UsageError
 from analyzer.report.batch_view import render_summary_json, render_summary_text
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
 from analyzer.report.trend import TREND_RENDERERS, TrendFormat, TrendReport
 from analyzer.simulate.cli import simulate_command, simulate_share_command
+from analyzer.spill import stop_on_signals
 from analyzer.units import parse_clock_offsets, parse_instant, parse_size
 from analyzer.zones import parse_zones
 
@@ -174,6 +175,21 @@ def analyze_command(
     ] = 1000.0,
     max_depth: Annotated[int, typer.Option("--max-depth", min=1, help="Deepest nesting of archives.")] = 8,
     max_members: Annotated[int, typer.Option("--max-members", min=1, help="Most archive members read.")] = 100_000,
+    max_seconds: Annotated[
+        float,
+        typer.Option(
+            "--max-seconds-per-input",
+            min=0.001,
+            help="Most seconds spent on one input (an archive with all it holds, a file, a folder walk, a pipe).",
+        ),
+    ] = 600.0,
+    read_special: Annotated[
+        bool,
+        typer.Option(
+            "--read-special",
+            help="Read devices and FIFOs named on the command line (else skipped), within --max-total-bytes.",
+        ),
+    ] = False,
 ) -> None:
     """Match primary and standby messages and split every remote write into network and RFS time."""
     with _guard():
@@ -185,6 +201,8 @@ def analyze_command(
             max_ratio=max_ratio,
             max_depth=max_depth,
             max_members=max_members,
+            max_seconds_per_input=max_seconds,
+            read_special=read_special,
         )
         zones = parse_zones(tz or [])
         options = Options(
@@ -353,5 +371,11 @@ def _simulate_share(*args: Any, **kwargs: Any) -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: SIGINT, SIGTERM and SIGHUP remove the temporary files and
+    exit with 128 + the signal number (130, 143, 129) after one line on stderr."""
+    try:
+        with stop_on_signals():
+            app()
+    except Interrupted as stop:
+        print(f"dgtrace: {stop.message}", file=sys.stderr)
+        sys.exit(stop.exit_code)

@@ -117,6 +117,7 @@ def coverage(files: list[FileResult]) -> pl.DataFrame:
                 "cut_lines": f.stats.cut_lines,
                 "unterminated_last_line": f.stats.unterminated_last_line,
                 "read_error": f.stats.error,
+                **f.stats.details(),  # encoding, byte-order mark, CR line ends, NUL runs: what the reader repaired
             }
         )
     return pl.DataFrame(rows) if rows else pl.DataFrame()
