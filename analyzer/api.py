@@ -25,7 +25,7 @@ from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, NoInputError
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file
-from analyzer.results import Analysis, FileResult, Options, ProgressHook
+from analyzer.results import Analysis, FileResult, Options, ProgressHook, assume_common_zones
 from analyzer.schemas import empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
@@ -121,7 +121,9 @@ def finish(
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:
-    """Match and attribute the exchanges of already-read files."""
+    """Match and attribute the exchanges of already-read files (files without a zone first take the
+    zone the others agree on)."""
+    files = assume_common_zones(files)
     return finish(files, skipped, options, *match_sides(files, options))
 
 

@@ -179,8 +179,8 @@ def analyze_command(
         options = Options(
             threshold_ms=threshold,
             zones=zones,
-            since=parse_instant(since, zones.default_min, "--since") if since else None,
-            until=parse_instant(until, zones.default_min, "--until") if until else None,
+            since=parse_instant(since, zones.default_tzinfo(), "--since") if since else None,
+            until=parse_instant(until, zones.default_tzinfo(), "--until") if until else None,
             window_s=window,
             limits=limits,
             clock_offsets=parse_clock_offsets(clock_offset or []),

@@ -17,6 +17,7 @@ import polars as pl
 from analyzer.schemas import CLOCK, WRITES
 from analyzer.summary import matched_only
 from analyzer.units import elapsed_ms
+from analyzer.zones import for_host
 
 #: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
 BEST_SHARE = 0.05
@@ -95,7 +96,8 @@ def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = 
     per_write = _per_write(writes)
     rows = []
     for (p_host, s_host), group in _host_pairs(per_write):
-        given = overrides.get(str(s_host)) if s_host is not None else None
+        found = for_host(overrides, None if s_host is None else str(s_host))  # `stby01` names stby01.example
+        given = found[1] if found else None
         if given is not None:
             rows.append({"offset_ms": given, "bound_ms": 0.0, "writes_used": 0, "source": "--clock-offset"})
         else:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from analyzer.schemas import ANCHORS
+from analyzer.zones import Zone, local_to_utc
 
 #: a tim within this much of the ADR wall clock (any zone) is Unix-epoch microseconds
 EPOCH_WINDOW_US = 26 * 3600 * 1_000_000
@@ -54,11 +55,14 @@ def anchor_rows(waits: pl.DataFrame, adr: pl.DataFrame) -> tuple[pl.DataFrame, p
     return paired.filter(found).select(ANCHORS.names()).cast(ANCHORS), pending
 
 
-def read_tim(anchors: pl.DataFrame, has_waits: bool, zone_min: int, zone_known: bool) -> TimClock:
-    """Tell epoch from counter tim, fit the unit, and anchor it to UTC (`anchors`: see `anchor_rows`)."""
+def read_tim(anchors: pl.DataFrame, has_waits: bool, zone: Zone, zone_known: bool) -> TimClock:
+    """Tell epoch from counter tim, fit the unit, and anchor it to UTC (`anchors`: see `anchor_rows`;
+    `zone`: that of ADR lines without an offset)."""
+    iso = pl.col("local").dt.epoch("us") - pl.col("utc_offset_min").cast(pl.Int64) * 60_000_000
     pairs = anchors.select(
-        adr_utc_us=pl.col("local").dt.epoch("us")
-        - pl.col("utc_offset_min").cast(pl.Int64).fill_null(zone_min) * 60_000_000,
+        adr_utc_us=pl.when(pl.col("utc_offset_min").is_not_null())
+        .then(iso)
+        .otherwise(local_to_utc(pl.col("local"), zone).dt.epoch("us")),
         tim=pl.col("tim"),
         tight=pl.col("wait_line") == pl.col("line") + 1,
     )

@@ -137,7 +137,7 @@ def test_missing_path_is_a_usage_error() -> None:
 
 def test_bad_tz_is_a_usage_error() -> None:
     result = invoke(["analyze", PAPER, "--tz", "Mars/Olympus"], code=ExitCode.USAGE)
-    assert "bad time zone offset" in result.stderr
+    assert "--tz: bad time zone 'Mars/Olympus'" in result.stderr
 
 
 def test_directory_without_traces(tmp_path: Path) -> None:

@@ -119,5 +119,5 @@ def test_a_biased_anchor_does_not_move_the_slope() -> None:
         },
         schema=ANCHORS,
     )
-    clock = read_tim(anchors, has_waits=True, zone_min=0, zone_known=True)
+    clock = read_tim(anchors, has_waits=True, zone=0, zone_known=True)
     assert (clock.kind, clock.factor, clock.warning) == ("counter", 1.0, None)

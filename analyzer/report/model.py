@@ -9,13 +9,13 @@ from typing import Any
 import polars as pl
 
 from analyzer import insights, inventory
-from analyzer.report.facts import oracle_versions
+from analyzer.report.facts import applied_offset, host_option_notes, oracle_versions
 from analyzer.results import Analysis
 from analyzer.results import coverage as file_coverage
 from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
 from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: at most this many unparsed lines are listed per file (all are counted)
 UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = tuple(ms_column(m) for m in TOTAL_AND_COMPONENTS)
@@ -46,7 +46,7 @@ def _iso(value: object) -> str | None:
 
 def notes(a: Analysis) -> list[str]:
     """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
-    out = inventory.findings(a)
+    out = inventory.findings(a) + host_option_notes(a)
     warned = a.writes["warning"].drop_nulls().cast(pl.String)
     if len(warned):
         small = int(warned.str.contains("within timestamp resolution", literal=True).sum())
@@ -112,7 +112,11 @@ def files(a: Analysis) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for row, f in zip(iso_frame(inventory.table(a)).to_dicts(), a.files, strict=True):
         tim = f.reduced.tim
-        extra = {"time_zone": f.reduced.zone, "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors}}
+        extra = {
+            "time_zone": f.reduced.zone,
+            "utc_offset": applied_offset(f) or None,
+            "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors},
+        }
         out.append({**row, **extra, "evidence": f.reduced.info.evidence, "skipped": None})
     out += [{"file": s.label, "role": None, "skipped": s.reason} for s in a.skipped]
     return out
