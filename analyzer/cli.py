@@ -1,37 +1,103 @@
 """The `dgtrace` command line: parse options, call the pipeline, hand the result to a renderer.
 
 Commands stay thin; errors meant for the user are caught in one place (`_guard`) and become one
-line on stderr plus a named exit code (`analyzer.errors.ExitCode`).
+line on stderr plus a named exit code (`analyzer.errors.ExitCode`): a bad option or path (2), no
+usable input (3), a report that cannot be written (6), Ctrl-C (130), a reader gone away (141).
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
+import re
+import stat
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from typer.core import TyperCommand, TyperGroup
 
 from analyzer import __version__
+from analyzer import redact as redaction
 from analyzer.api import Analysis, Options, ProgressHook, analyze
 from analyzer.archives import Limits
-from analyzer.errors import AnalyzerError, ExitCode, UsageError
-from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
+from analyzer.errors import AnalyzerError, ExitCode, NoInputError, OutputError, UsageError
+from analyzer.insights import plural
+from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
 from analyzer.simulate.cli import simulate_command
 from analyzer.units import parse_clock_offsets, parse_instant, parse_size
 from analyzer.zones import parse_zones
 
+#: options of the whole program, accepted anywhere on the command line (`dgtrace analyze X --quiet`)
+GLOBAL_FLAGS = ("--debug", "--quiet", "-q")
+#: a file of which at least this share of lines hold bytes that are not text is no trace
+BINARY_SHARE = 0.05
+
+
+def _plain_types(params: list[Any]) -> None:
+    """Help shows a value's name (`MS`, `ZONE`), never a Python type (`<float range>`, `<list[str]>`)."""
+    for param in params:
+        shown = "" if getattr(param, "is_flag", False) else (param.metavar or _metavar(param))
+        param.display_type_rich = lambda ctx, shown=shown: shown or None
+        param._get_number_range_help_str = lambda: ""
+
+
+def _metavar(param: Any) -> str:
+    names = {"integer": "N", "float": "NUMBER", "text": "TEXT", "path": "PATH"}
+    return names.get(str(getattr(param.type, "name", "")), "VALUE")
+
+
+class _Command(TyperCommand):
+    """A command whose help names values, not types."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _plain_types(self.params)
+        super().format_help(ctx, formatter)
+
+
+class _Group(TyperGroup):
+    """The program: global options may come anywhere before `--`; help names values, not types."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        head = [a for a in args[:end] if a in GLOBAL_FLAGS]
+        rest = [a for a in args[:end] if a not in GLOBAL_FLAGS]
+        return super().parse_args(ctx, [*head, *rest, *args[end:]])
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _plain_types(self.params)
+        super().format_help(ctx, formatter)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # outside a command's own guard
+            _say("dgtrace: interrupted")
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+
+
 app = typer.Typer(
+    cls=_Group,
     help="Explain slow Oracle Data Guard SYNC commits from event 16410 / 10046 trace files.",
+    epilog=(
+        "Examples:\n\n"
+        "  dgtrace analyze upload.zip --tz -07:00\n\n"
+        "  dgtrace inventory /cases/4711/\n\n"
+        "  dgtrace simulate /tmp/demo --scenario mixed --writes 2000\n\n"
+        "Global options (--quiet, --debug) may also come after the command."
+    ),
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
+    add_completion=False,
     pretty_exceptions_enable=False,
 )
 _err = Console(stderr=True, highlight=False)
@@ -50,10 +116,32 @@ def _main(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of errors.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
 ) -> None:
     """Global options."""
     _state.update(debug=debug, quiet=quiet)
+
+
+def _say(message: str) -> None:
+    """One line on stderr, never wrapped."""
+    _err.print(message, markup=False, soft_wrap=True)
+
+
+def _os_errno(err: BaseException) -> int | None:
+    """The errno of an OS error, also when polars reports it in words (`... (os error 32)`)."""
+    if isinstance(err, OSError) and err.errno:
+        return err.errno
+    found = re.search(r"os error (\d+)", str(err))
+    return int(found.group(1)) if found else None
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: nothing more reaches stdout (not even Python's flush at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test's captured stream)
+        pass
 
 
 @contextmanager
@@ -64,15 +152,18 @@ def _guard() -> Iterator[None]:
     except AnalyzerError as err:
         if _state["debug"]:
             raise
-        _err.print(f"dgtrace: error: {err}", markup=False, soft_wrap=True)  # one line, never wrapped
+        _say(f"dgtrace: error: {err}")
         raise typer.Exit(int(err.exit_code)) from None
+    except KeyboardInterrupt:
+        _say("dgtrace: interrupted")
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
     except Exception as err:  # a bug of ours: still one line, the traceback behind --debug
+        if _os_errno(err) == errno.EPIPE:  # the reader went away (`| head`): stop quietly
+            _quiet_stdout()
+            raise typer.Exit(int(ExitCode.BROKEN_PIPE)) from None
         if _state["debug"]:
             raise
-        message = (
-            f"dgtrace: internal error: {type(err).__name__}: {err} (--debug shows the traceback; please report it)"
-        )
-        _err.print(message, markup=False, soft_wrap=True)
+        _say(f"dgtrace: internal error: {type(err).__name__}: {err} (--debug shows the traceback; please report it)")
         raise typer.Exit(int(ExitCode.INTERNAL)) from None
 
 
@@ -100,74 +191,130 @@ def _progress() -> Iterator[ProgressHook | None]:
         yield hook
 
 
-@app.command("analyze")
+ANALYZE_EXAMPLES = """Examples:
+
+  dgtrace analyze prim01/ prim02/ stby01/ --tz -07:00
+
+  dgtrace analyze upload.zip --format html -o incident.html
+
+  dgtrace analyze 'traces/*.trc' --since 2024-12-09T06:40 --until 2024-12-09T07:00 --format csv --table warnings
+
+  dgtrace analyze upload.zip --redact --redact-map mapping.json --format markdown -o ticket.md"""
+
+
+def _at_least(value: float, low: float, option: str, what: str) -> None:
+    if not value >= low:  # also NaN
+        raise UsageError(f"{option} must be {what} of at least {low:g}, not {value:g}")
+
+
+@app.command("analyze", cls=_Command, epilog=ANALYZE_EXAMPLES)
 def analyze_command(
-    paths: Annotated[list[str], typer.Argument(help="Trace files, directories or globs.")],
+    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Trace files, directories, archives or globs.")],
     output_format: Annotated[
         OutputFormat,
         typer.Option(
             "--format",
             "-f",
-            help="text (report), json (one document), csv (a table), html (one page with plots) or markdown.",
+            metavar="FORMAT",
+            help="text (the report), json (one document), csv (one table), html (one page with plots), markdown.",
         ),
     ] = OutputFormat.TEXT,
     table: Annotated[
         CsvTable,
         typer.Option(
             "--table",
-            help="With --format csv: writes (one per write), timeline (per minute) or events (merged timeline).",
+            metavar="TABLE",
+            help="With --format csv: writes (one row per write), timeline (per minute), events (send, receive,"
+            " finish and ack on one timeline), warnings (LGWR long-write warnings) or unmatched (messages"
+            " without a partner).",
         ),
     ] = CsvTable.WRITES,
     threshold: Annotated[
         float,
-        typer.Option("--threshold", min=0, help="A write is slow when its total is at least this many ms."),
+        typer.Option("--threshold", metavar="MS", help="A write is slow when its total is at least MS."),
     ] = 100.0,
-    top: Annotated[int, typer.Option("--top", min=0, help="How many of the slowest writes to list.")] = 10,
+    top: Annotated[
+        int, typer.Option("--top", metavar="N", help="Rows of the longest tables (slowest writes, warnings).")
+    ] = 10,
     tz: Annotated[
         list[str] | None,
         typer.Option(
             "--tz",
-            help=(
-                "UTC offset of files whose stamps carry no zone: -07:00 for all, or HOST=-07:00"
-                " (repeatable). 12.2+ files use their own ISO lines."
-            ),
+            metavar="ZONE",
+            help="Zone of files whose stamps carry none (up to 12.1): -07:00 or Europe/Paris for all files, or"
+            " HOST=ZONE for one host (repeatable; HOST may be the short name). 12.2+ files carry their own.",
         ),
     ] = None,
     window: Annotated[
         float,
         typer.Option(
             "--match-window",
-            min=0,
+            metavar="S",
             help="Seconds a msgid match may stray from the typical send->receive gap (msgid reuse guard).",
         ),
     ] = 60.0,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Write the report to FILE (replaced only once it is complete)."
+        ),
     ] = None,
     since: Annotated[
-        str | None, typer.Option("--since", help="Only writes sent at or after this ISO-8601 time (local at --tz).")
+        str | None,
+        typer.Option("--since", metavar="TIME", help="Only writes sent at or after TIME (ISO-8601; local at --tz)."),
     ] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Only writes sent before this ISO-8601 time.")] = None,
+    until: Annotated[str | None, typer.Option("--until", metavar="TIME", help="Only writes sent before TIME.")] = None,
     clock_offset: Annotated[
         list[str] | None,
         typer.Option(
-            "--clock-offset", help="HOST=MS: that standby host's clock minus the primary's, instead of the estimate."
+            "--clock-offset",
+            metavar="HOST=MS",
+            help="That standby host's clock minus the primary's, instead of the estimate (repeatable).",
+        ),
+    ] = None,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact",
+            help="Replace host, database and instance names, paths and SQL text with pseudonyms (host-1, db-1,"
+            " inst-1), the same in every table and format; the numbers stay.",
+        ),
+    ] = False,
+    redact_map: Annotated[
+        Path | None,
+        typer.Option(
+            "--redact-map",
+            metavar="FILE",
+            help="With --redact: write the pseudonyms and what they stand for to FILE (JSON; keep it private).",
         ),
     ] = None,
     max_total: Annotated[
-        str, typer.Option("--max-total-bytes", help="Stop reading archives past this much decompressed data.")
+        str,
+        typer.Option("--max-total-bytes", metavar="SIZE", help="Stop reading archives past SIZE decompressed."),
     ] = "64GiB",
     max_ratio: Annotated[
-        float, typer.Option("--max-ratio", min=1, help="Largest compression ratio of a member.")
+        float, typer.Option("--max-ratio", metavar="X", help="Largest compression ratio of an archive member.")
     ] = 1000.0,
-    max_depth: Annotated[int, typer.Option("--max-depth", min=1, help="Deepest nesting of archives.")] = 8,
-    max_members: Annotated[int, typer.Option("--max-members", min=1, help="Most archive members read.")] = 100_000,
+    max_depth: Annotated[int, typer.Option("--max-depth", metavar="N", help="Deepest nesting of archives.")] = 8,
+    max_members: Annotated[
+        int, typer.Option("--max-members", metavar="N", help="Most archive members read.")
+    ] = 100_000,
 ) -> None:
     """Match primary and standby messages and split every remote write into network and RFS time."""
     with _guard():
         if table is not CsvTable.WRITES and output_format is not OutputFormat.CSV:
             raise UsageError("--table applies to --format csv only")
+        if redact_map is not None and not redact:
+            raise UsageError("--redact-map needs --redact")
+        for value, low, option, what in (
+            (threshold, 0, "--threshold", "a number of ms"),
+            (top, 0, "--top", "a number"),
+            (window, 0, "--match-window", "a number of seconds"),
+            (max_ratio, 1, "--max-ratio", "a ratio"),
+            (max_depth, 1, "--max-depth", "a depth"),
+            (max_members, 1, "--max-members", "a number"),
+        ):
+            _at_least(value, low, option, what)
         render = CSV_TABLES[table] if output_format is OutputFormat.CSV else RENDERERS[output_format]
         limits = Limits(
             max_total_bytes=parse_size(max_total, "--max-total-bytes"),
@@ -187,29 +334,115 @@ def analyze_command(
         )
         with _progress() as hook:
             result = analyze(paths, options, progress=hook)
-        if output:
-            _render_to_file(render, result, top, output)
-        else:
-            render(result, sys.stdout, top)
+        _check_usable(result)
+        if redact:
+            result, mapping = redaction.redact(result)
+            if redact_map is not None:
+                _write(lambda out: redaction.write_map(mapping, out), redact_map)
+        _write(lambda out: render(result, out, top), output)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
 
 
-def _render_to_file(render: Renderer, result: Analysis, top: int, output: Path) -> None:
-    """Render into a temporary file next to `output`, renamed over it once complete: the report
-    streams to disk (no copy in memory) and a failed render leaves no partial report behind.
-    A device or a pipe (`/dev/null`, `/dev/stdout`) is written to directly."""
-    if output.exists() and not output.is_file():
-        with output.open("w", encoding="utf-8") as out:
-            render(result, out, top)
+def _check_usable(a: Analysis) -> None:
+    """No 16410 message in any file, or none in the --since/--until window: no usable input.
+
+    Raises:
+        NoInputError: with what was read and why it holds nothing (a binary file, no 16410 line).
+    """
+    if not any(f.reduced.messages for f in a.files):
+        first = a.files[0]
+        lines, bad = first.stats.lines, first.stats.lines_with_bad_bytes
+        if not lines:
+            why = "empty"
+        elif bad >= BINARY_SHARE * lines:
+            why = (
+                f"not a text trace: {bad:,} of its {lines:,} lines hold bytes that are not text"
+                " (a binary, a .docx or .pdf, an archive without its extension?)"
+            )
+        else:
+            why = f"none of its {lines:,} lines is a 16410 message"
+        more = f"; and {plural(len(a.files) - 1, 'other file')}" if len(a.files) > 1 else ""
+        raise NoInputError(
+            f"no event 16410 message in the {plural(len(a.files), 'file')} read ({first.source.label}: {why}{more}):"
+            " was event 16410 set on the primary and the standby? (`dgtrace inventory` lists what was found)"
+        )
+    since, until = a.options.since, a.options.until
+    if (since or until) and not a.writes.height and not a.unmatched.height:
+        firsts = [f.reduced.first_at for f in a.files if f.reduced.messages and f.reduced.first_at]
+        lasts = [f.reduced.last_at for f in a.files if f.reduced.messages and f.reduced.last_at]
+        fmt = "%Y-%m-%d %H:%M:%S"
+        span = f"the traces span {min(firsts):{fmt}} to {max(lasts):{fmt}} UTC" if firsts and lasts else ""
+        window = "[" + ", ".join(t.strftime(fmt) if t else "..." for t in (since, until)) + ")"
+        raise NoInputError(f"no remote write sent in the --since/--until window {window} UTC: {span}")
+
+
+def _write(render: Callable[[TextIO], None], output: Path | None) -> None:
+    """Render to stdout, or to `output` through a temporary file renamed over it once complete.
+
+    Raises:
+        OutputError: the report could not be written (the message names the file and why).
+    """
+    if output is None:
+        try:
+            render(sys.stdout)
+            sys.stdout.flush()
+        except OSError as err:
+            _output_failed(err, "stdout")
         return
-    part = output.with_name(f".{output.name}.part")
+    if output.is_dir():
+        raise OutputError(f"cannot write the report to {output}: it is a directory")
+    if output.exists() and not output.is_file():  # a device or a pipe: written directly
+        try:
+            with output.open("w", encoding="utf-8") as out:
+                render(out)
+        except OSError as err:
+            _output_failed(err, str(output))
+        return
+    _write_replacing(render, output)
+
+
+def _write_replacing(render: Callable[[TextIO], None], output: Path) -> None:
+    """Into a new temporary file of a random name in the target folder (created exclusively, so
+    it never follows a planted link and two runs never share it), renamed over `output` at the end:
+    the report streams to disk, an earlier report stays until the new one is complete, and a failed
+    render leaves no partial file."""
+    folder = output.parent
+    if not folder.is_dir():
+        raise OutputError(f"cannot write the report to {output}: the folder {folder} does not exist")
     try:
-        with part.open("w", encoding="utf-8") as out:
-            render(result, out, top)
+        handle, name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
+    except OSError as err:
+        _output_failed(err, str(output))
+    part = Path(name)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            render(out)
+        os.chmod(part, _mode(output))
         part.replace(output)
+    except OSError as err:
+        _output_failed(err, str(output))
     finally:
         part.unlink(missing_ok=True)
+
+
+def _mode(output: Path) -> int:
+    """The permissions of the report: those of the file it replaces, else the umask's."""
+    try:
+        return stat.S_IMODE(output.stat().st_mode)
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def _output_failed(err: BaseException, where: str) -> NoReturn:
+    """Raise the error a failed write becomes: quiet after a broken pipe, else one line naming `where`."""
+    code = _os_errno(err)
+    if code == errno.EPIPE:
+        raise err
+    reason = os.strerror(code) if code else str(err)
+    raise OutputError(f"cannot write the report to {where}: {reason}") from None
 
 
 class InventoryFormat(StrEnum):
@@ -219,25 +452,50 @@ class InventoryFormat(StrEnum):
     JSON = "json"
 
 
-@app.command("inventory")
+INVENTORY_EXAMPLES = """Examples:
+
+  dgtrace inventory upload.zip
+
+  dgtrace inventory /cases/4711/ --tz -07:00
+
+  dgtrace inventory upload.zip --format json > inventory.json"""
+
+
+@app.command("inventory", cls=_Command, epilog=INVENTORY_EXAMPLES)
 def inventory_command(
-    paths: Annotated[list[str], typer.Argument(help="Trace files, directories, archives or globs.")],
+    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Trace files, directories, archives or globs.")],
     output_format: Annotated[
-        InventoryFormat, typer.Option("--format", "-f", help="text or json.")
+        InventoryFormat, typer.Option("--format", "-f", metavar="FORMAT", help="text or json.")
     ] = InventoryFormat.TEXT,
-    tz: Annotated[list[str] | None, typer.Option("--tz", help="As for analyze: -07:00 or HOST=-07:00.")] = None,
+    tz: Annotated[
+        list[str] | None, typer.Option("--tz", metavar="ZONE", help="As for analyze: -07:00 or HOST=ZONE.")
+    ] = None,
 ) -> None:
     """List what an upload holds (files, their role, process, host, thread, version, time span) and what is missing."""
     with _guard():
         with _progress() as hook:
             result = analyze(paths, Options(zones=parse_zones(tz or [])), progress=hook)
         render = render_inventory_json if output_format is InventoryFormat.JSON else render_inventory_text
-        render(result, sys.stdout)
+        _write(lambda out: render(result, out), None)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
 
 
-@app.command("simulate", help="Write a realistic simulated trace set with its truth (truth.csv).")
+SIMULATE_EXAMPLES = """Examples:
+
+  dgtrace simulate /tmp/demo
+
+  dgtrace simulate /tmp/big --size 500MB --scenario mixed
+
+  dgtrace simulate /tmp/rac121 --format-version 12.1 --standby-tz +01:00 --standby-skew-s 37.5"""
+
+
+@app.command(
+    "simulate",
+    cls=_Command,
+    help="Write a realistic simulated trace set with its truth (truth.csv).",
+    epilog=SIMULATE_EXAMPLES,
+)
 @functools.wraps(simulate_command)
 def _simulate(*args: Any, **kwargs: Any) -> None:
     with _guard():
@@ -245,5 +503,9 @@ def _simulate(*args: Any, **kwargs: Any) -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point (Ctrl-C: one line and 130, never a traceback)."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        _say("dgtrace: interrupted")
+        sys.exit(int(ExitCode.INTERRUPTED))

@@ -17,6 +17,13 @@ class ExitCode(IntEnum):
     NO_INPUT = 3
     #: a bug in dgtrace (the message says so; --debug shows the traceback)
     INTERNAL = 4
+    #: the report could not be written (a folder that does not exist, no permission, a full disk); an
+    #: earlier report of that name is kept and no partial file is left
+    OUTPUT = 6
+    #: Ctrl-C (128 + SIGINT)
+    INTERRUPTED = 130
+    #: the reader of the report went away (`| head`): 128 + SIGPIPE, as a shell reports a killed writer
+    BROKEN_PIPE = 141
 
 
 class AnalyzerError(Exception):
@@ -50,3 +57,9 @@ class CorruptInput(AnalyzerError):
     """
 
     exit_code = ExitCode.PARTIAL
+
+
+class OutputError(AnalyzerError):
+    """The report could not be written where it was asked for; the message names the file and why."""
+
+    exit_code = ExitCode.OUTPUT

@@ -23,6 +23,12 @@ class Table:
     rows: Sequence[tuple[str, ...]]
     #: a sentence shown above the table (e.g. that it lists only some rows)
     note: str = ""
+    #: columns a narrow terminal may leave out (with a note), the first named first
+    optional: tuple[str, ...] = ()
+    #: columns of `file:line` labels, which a narrow terminal may shorten to the file's name
+    paths: tuple[str, ...] = ()
+    #: the column that names a row: a narrow terminal lists the `paths` cells under the table by it
+    key: str = ""
 
     def numeric(self) -> list[bool]:
         """Per column: every non-empty cell is a number (right-aligned)."""
@@ -50,3 +56,12 @@ class Context:
     def where(self, label: str | None, line: int | None) -> str:
         """`file:line` with the file relative to the inputs' common directory."""
         return f"{short_label(label, self.labels)}:{line}" if label else ""
+
+    def file(self, label: str) -> str:
+        """A file relative to the inputs' common directory."""
+        return short_label(label, self.labels)
+
+
+def more(shown: int, total: int, what: str, where: str) -> str:
+    """`10 of 11,314 warnings (the longest); 11,304 more: --format csv --table warnings.`, or "" when all are shown."""
+    return f"{shown:,} of {total:,} {what}; {total - shown:,} more: {where}." if shown < total else ""

@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from analyzer.insights import duration, plural
+from analyzer.report.fmt import common_dir
 from analyzer.results import Analysis, FileResult, coverage
 from analyzer.units import format_offset
 from analyzer.vocab import SIDES, Role
@@ -82,6 +83,7 @@ def facts(a: Analysis, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     skipped = f"; {len(a.skipped)} skipped" if a.skipped else ""
     return [
         ("Files", f"{len(a.files)} read: " + ", ".join(f"{n} {r}" for r, n in sorted(roles.items())) + skipped),
+        ("Trace files in", common_dir([f.source.label for f in a.files]) or "(no common folder)"),
         ("Hosts", "; ".join(f"{r} {', '.join(h)}" for r, h in hosts.items() if h) or "unknown"),
         ("Oracle versions", ", ".join(oracle_versions(a)) or "unknown"),
         ("Time span (UTC)", _span(a)),

@@ -43,6 +43,8 @@ class CsvTable(StrEnum):
     WRITES = "writes"
     TIMELINE = "timeline"
     EVENTS = "events"
+    WARNINGS = "warnings"
+    UNMATCHED = "unmatched"
 
 
 def render_timeline_csv(a: Analysis, out: TextIO, top: int) -> None:
@@ -57,8 +59,22 @@ def render_events_csv(a: Analysis, out: TextIO, top: int) -> None:
     out.write(iso_frame(merged_timeline(a.writes, a.clock)).write_csv())
 
 
+def render_warnings_csv(a: Analysis, out: TextIO, top: int) -> None:
+    """Write every LGWR long-write warning with the breakdown of the remote write it covers."""
+    del top
+    out.write(iso_frame(a.warnings).write_csv())
+
+
+def render_unmatched_csv(a: Analysis, out: TextIO, top: int) -> None:
+    """Write every message that found no partner, with the reason."""
+    del top
+    out.write(iso_frame(a.unmatched).write_csv())
+
+
 CSV_TABLES: dict[CsvTable, Renderer] = {
     CsvTable.WRITES: render_csv,
     CsvTable.TIMELINE: render_timeline_csv,
     CsvTable.EVENTS: render_events_csv,
+    CsvTable.WARNINGS: render_warnings_csv,
+    CsvTable.UNMATCHED: render_unmatched_csv,
 }
