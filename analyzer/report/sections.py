@@ -80,7 +80,7 @@ def top_table(c: Context, top: int) -> Table:
             )
         )
     headers = ("sent (UTC)", "thread", "seq", "msgid", "total ms", "network ms", "rfs_io ms", "rfs_other ms")
-    note = more(len(rows), c.analysis.writes.height, "writes", "--format csv")
+    note = more(len(rows), c.analysis.writes.height, "writes (the slowest)", "--format csv")
     return Table(
         (*headers, "verdict", "from log switch", "evidence"),
         rows,
