@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from analyzer import insights
@@ -29,6 +29,17 @@ class Table:
     paths: tuple[str, ...] = ()
     #: the column that names a row: a narrow terminal lists the `paths` cells under the table by it
     key: str = ""
+
+    def trimmed(self) -> Table:
+        """The table without its optional columns that are empty in every row."""
+        keep = [i for i, h in enumerate(self.headers) if h not in self.optional or any(r[i] for r in self.rows)]
+        if len(keep) == len(self.headers):
+            return self
+        return replace(
+            self,
+            headers=tuple(self.headers[i] for i in keep),
+            rows=[tuple(r[i] for i in keep) for r in self.rows],
+        )
 
     def numeric(self) -> list[bool]:
         """Per column: every non-empty cell is a number (right-aligned)."""

@@ -39,14 +39,16 @@ CSP = (
     " img-src data: blob:; font-src data:"
 )
 STYLE = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1400px; padding: 0 1em; color: #222; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1400px; padding: 0 1em; color: #222;
+  box-sizing: border-box; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
 .verdict { font-size: 1.2em; font-weight: 600; background: #f4f6fa; border-left: 4px solid #4c72b0; padding: .6em 1em; }
-.scroll { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; margin: .5em 0; } th, td { padding: .2em .6em; border-bottom: 1px solid #eee; }
+.scroll { overflow-x: auto; max-width: 100%; } .plotly-graph-div { max-width: 100%; }
+table { border-collapse: collapse; margin: .5em 0; font-size: 13px; }
+th, td { padding: .2em .5em; border-bottom: 1px solid #eee; }
 th { text-align: left; background: #fafafa; vertical-align: bottom; }
 .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; } td { vertical-align: top; }
-td.path { overflow-wrap: anywhere; min-width: 16em; }
+
 .note { color: #555; } .caption { color: #555; margin: 0; }
 .rec { margin: 1em 0; } .rec h3 { font-size: 1.05em; margin-bottom: .3em; }
 """
@@ -64,11 +66,13 @@ def _plotly_js() -> str:
 def _plot(fig: Any, div_id: str) -> str:
     import plotly.io as pio
 
-    return str(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG))
+    html = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG)
+    return f'<div class="scroll">{html}</div>'
 
 
 def _table(t: Table) -> str:
     """A table (its note first) inside a box that scrolls sideways when the table is wider than the page."""
+    t = t.trimmed()
     numeric = t.numeric()
     classes = [
         ' class="num"' if n else ' class="path"' if h in t.paths else ""
@@ -76,7 +80,10 @@ def _table(t: Table) -> str:
     ]
 
     def cell(tag: str, text: str, i: int) -> str:
-        return f"<{tag}{classes[i]}>{escape(text).replace(chr(10), '<br>')}</{tag}>"
+        shown = escape(text).replace("\n", "<br>")
+        if tag == "td" and classes[i] == ' class="path"':  # a long file name may break after a folder
+            shown = shown.replace("/", "/<wbr>").replace("!", "!<wbr>")
+        return f"<{tag}{classes[i]}>{shown}</{tag}>"
 
     head = "".join(cell("th", h, i) for i, h in enumerate(t.headers))
     body = "".join("<tr>" + "".join(cell("td", x, i) for i, x in enumerate(r)) + "</tr>" for r in t.rows)

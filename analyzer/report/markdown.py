@@ -39,6 +39,7 @@ def escape(text: str) -> str:
 
 def markdown_table(t: Table) -> list[str]:
     """GitHub-flavoured Markdown lines of a table (its note first), every cell escaped, numbers right-aligned."""
+    t = t.trimmed()
     align = ["---:" if n else "---" for n in t.numeric()]
     lines = [escape(t.note), ""] if t.note else []
     lines += ["| " + " | ".join(escape(h) for h in t.headers) + " |", "|" + "|".join(align) + "|"]

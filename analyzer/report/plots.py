@@ -24,7 +24,7 @@ PER_WRITE = 3000
 #: about this many time buckets above PER_WRITE
 BUCKETS = 400
 #: at most this many slow writes are drawn as points (the slowest)
-SLOW_POINTS = 4000
+SLOW_POINTS = 2000
 #: at most this many log switches are drawn as lines on the per-write timeline (else as counts)
 SWITCH_LINES = 150
 #: bucket widths (polars durations, seconds) tried in order
@@ -154,6 +154,22 @@ def _per_bucket(c: Context, writes: pl.DataFrame) -> tuple[Any, str]:
     stats = bucket_stats(writes, every)
     x = stats.select(_x("bucket")).to_series().to_list()
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26], vertical_spacing=0.05)
+    slow = writes.filter(pl.col("slow")).sort("total_ms", descending=True).head(SLOW_POINTS)
+    for comp in COMPONENTS:  # first, so that the lines are drawn over them
+        mine = slow.filter(pl.col("verdict") == comp.value)
+        if not mine.height:
+            continue
+        fig.add_scatter(
+            x=mine.select(_x("sent_at")).to_series().to_list(),
+            y=mine["total_ms"].to_list(),
+            mode="markers",
+            marker={"color": COLORS[comp], "size": 4, "opacity": 0.55},
+            name=f"slow write: {comp.label}",
+            customdata=mine.select("thread", "seq", "msgid", "total_ms", _x("sent_at")).rows(),
+            hovertemplate=HOVER + f"largest part: {comp.label}<extra></extra>",
+            row=1,
+            col=1,
+        )
     shown = {"total_p99", "total_p50", "total_max"}
     for m in TOTAL_AND_COMPONENTS:
         label = "total" if m == "total" else Component(m).label
@@ -170,34 +186,19 @@ def _per_bucket(c: Context, writes: pl.DataFrame) -> tuple[Any, str]:
                 row=1,
                 col=1,
             )
-    slow = writes.filter(pl.col("slow")).sort("total_ms", descending=True).head(SLOW_POINTS)
-    for comp in COMPONENTS:
-        mine = slow.filter(pl.col("verdict") == comp.value)
-        if not mine.height:
-            continue
-        fig.add_scatter(
-            x=mine.select(_x("sent_at")).to_series().to_list(),
-            y=mine["total_ms"].to_list(),
-            mode="markers",
-            marker={"color": COLORS[comp], "size": 5, "opacity": 0.75},
-            name=f"slow write: {comp.label}",
-            customdata=mine.select("thread", "seq", "msgid", "total_ms", _x("sent_at")).rows(),
-            hovertemplate=HOVER + f"largest part: {comp.label}<extra></extra>",
-            row=1,
-            col=1,
-        )
     counts = {
-        "slow writes": (dict(zip(x, stats["slow"].to_list(), strict=True)), "#d62728"),
-        "LGWR warnings": (_counts(c.analysis.warnings, "at", every), "#111111"),
-        "log switches": (_counts(c.switches.switches, "at", every), "#888888"),
+        "slow writes": (dict(zip(x, stats["slow"].to_list(), strict=True)), "#d62728", "solid"),
+        "LGWR warnings": (_counts(c.analysis.warnings, "at", every), "#111111", "dot"),
+        "log switches": (_counts(c.switches.switches, "at", every), "#888888", "solid"),
     }
-    for name, (per_bucket, color) in counts.items():
+    for name, (per_bucket, color, dash) in counts.items():
         if per_bucket:
-            fig.add_bar(
+            fig.add_scatter(
                 x=list(per_bucket),
                 y=list(per_bucket.values()),
+                mode="lines",
+                line={"color": color, "dash": dash, "width": 1.2, "shape": "hv"},
                 name=f"{name} per {every}",
-                marker={"color": color, "line": {"width": 0}},
                 row=2,
                 col=1,
             )
@@ -206,7 +207,8 @@ def _per_bucket(c: Context, writes: pl.DataFrame) -> tuple[Any, str]:
         f"{writes.height:,} matched writes per {every}: p50, p99 and max of the total (the components' in the"
         f" legend), slow writes as points ({points}); below, counts per {every}"
     )
-    fig = styled(fig, f"Remote writes per {every}", 640, barmode="group", bargap=0.1)
+    fig = styled(fig, "", 660)
+    fig.update_layout(margin={"t": 110})
     fig.update_yaxes(type="log", title_text="ms (log scale)", row=1, col=1)
     fig.update_yaxes(title_text="count", row=2, col=1)
     fig.update_xaxes(title_text="sent (UTC)", row=2, col=1)

@@ -196,6 +196,7 @@ def _strip_date(column: _Column) -> None:
 
 def layout(table: Table, width: int, plain: bool, short: dict[str, str]) -> _Layout | None:
     """Columns and their widths for `width`, or None when only a list of `name: value` lines fits."""
+    table = table.trimmed()
     numeric = table.numeric()
     cols = [
         _Column(h, h, [printable(r[i]) for r in table.rows], numeric[i], h in table.paths)
@@ -204,7 +205,6 @@ def layout(table: Table, width: int, plain: bool, short: dict[str, str]) -> _Lay
     for col in cols:
         if col.name.endswith("(UTC)"):
             _strip_date(col)
-    cols = [c for c in cols if c.name not in table.optional or any(c.cells)]  # empty: left out, nothing lost
     out = _Layout(cols, [], [])
 
     def fits(needs: list[int]) -> bool:
