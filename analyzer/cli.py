@@ -346,10 +346,13 @@ def analyze_command(
 
 def _check_usable(a: Analysis) -> None:
     """No 16410 message in any file, or none in the --since/--until window: no usable input.
+    (When some input could not be read to its end, the report says what was lost, exit code 1.)
 
     Raises:
         NoInputError: with what was read and why it holds nothing (a binary file, no 16410 line).
     """
+    if a.exit_code != ExitCode.OK:
+        return
     if not any(f.reduced.messages for f in a.files):
         first = a.files[0]
         lines, bad = first.stats.lines, first.stats.lines_with_bad_bytes

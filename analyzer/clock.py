@@ -177,6 +177,7 @@ def merged_timeline(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     """
     offsets = clock.select("primary_host", "standby_host", _off="offset_ms")
     columns = ["thread", "seq", "msgid", "primary_file", "standby_file", "primary_line", "standby_line"]
+    columns += ["finished_line", "acked_line"]
     both = matched_only(writes, *CLOCK_COLUMNS, *columns).join(
         offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True
     )
@@ -184,8 +185,8 @@ def merged_timeline(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     sides = {
         "send": (pl.col("sent_at"), "primary_host", "primary_file", pl.col("primary_line")),
         "receive": (pl.col("received_at") - shift, "standby_host", "standby_file", pl.col("standby_line")),
-        "finish": (pl.col("finished_at") - shift, "standby_host", "standby_file", pl.lit(None, pl.Int64)),
-        "ack": (pl.col("acked_at"), "primary_host", "primary_file", pl.lit(None, pl.Int64)),
+        "finish": (pl.col("finished_at") - shift, "standby_host", "standby_file", pl.col("finished_line")),
+        "ack": (pl.col("acked_at"), "primary_host", "primary_file", pl.col("acked_line")),
     }
     parts = [
         both.select(

@@ -71,7 +71,11 @@ def findings(a: Analysis) -> list[str]:
             f"{len(assumed)} file(s) have no time zone and none was given (--tz): "
             "UTC assumed for display; durations are unaffected"
         )
-    common = Counter(f.reduced.zone for f in a.files if f.reduced.zone.startswith(ASSUMED_COMMON + " "))
+    common = Counter(
+        f.reduced.zone
+        for f in a.files
+        if f.reduced.zone.startswith(ASSUMED_COMMON + " ") and f.reduced.zone != ASSUMED_UTC
+    )
     out += [
         f"{n} file(s) have no time zone and none was given (--tz): {zone.removesuffix(' (no zone in the file)')}"
         " (one configuration is nearly always in one zone; give --tz HOST=ZONE if not)"

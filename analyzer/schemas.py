@@ -168,6 +168,9 @@ WRITES = schema(
     received_at=UTC,
     finished_at=UTC,
     acked_at=UTC,
+    #: the `Server finished` line (in standby_file) and the `Client received` line (in primary_file)
+    finished_line=pl.Int64,
+    acked_line=pl.Int64,
 )
 
 #: clock offset of each standby host relative to each primary host (NTP-style estimate)

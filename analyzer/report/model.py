@@ -21,6 +21,10 @@ UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = tuple(ms_column(m) for m in TOTAL_AND_COMPONENTS)
 
 
+#: decimals of every `*_ms` column of a CSV table (microseconds; the JSON keeps full precision)
+CSV_DECIMALS = 3
+#: a CSV text cell starting like this would run as a spreadsheet formula: it gets a leading `'`
+FORMULA = r"^[=+\-@\t\r]"
 #: how `iso_frame` writes a datetime (stamps are UTC)
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%S%.6fZ"
 

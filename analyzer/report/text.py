@@ -151,7 +151,7 @@ def _overhead(columns: int, plain: bool) -> int:
 
 
 def _rich_table(plain: bool) -> RichTable:
-    return RichTable(box=box.ASCII2 if plain else box.SIMPLE_HEAVY, show_edge=not plain)
+    return RichTable(box=box.ASCII2 if plain else box.SIMPLE_HEAVY, show_edge=False)
 
 
 @dataclass
@@ -217,7 +217,7 @@ def layout(table: Table, width: int, plain: bool, short: dict[str, str]) -> _Lay
     if any(c.path for c in out.columns) and not fits([c.need() for c in out.columns]):
         for c in out.columns:
             c.cells = [_shorten(x, short) for x in c.cells] if c.path else c.cells
-        out.notes.append("File names without their folders at this width (the facts name the common folder).")
+        out.notes.append("File names without their folders at this width.")
     dropped = []
     for name in table.optional:
         if fits([c.need() for c in out.columns]):

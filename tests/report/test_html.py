@@ -15,7 +15,9 @@ import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.report.html import MAX_BARS, render_html, timeline_points
+from analyzer.report.context import Context
+from analyzer.report.html import render_html
+from analyzer.report.plots import BUCKETS, PER_WRITE, bucket_stats, bucket_width, timeline_figure
 from analyzer.schemas import WRITES
 from analyzer.zones import TimeZones
 from tests.conftest import invoke
@@ -100,9 +102,9 @@ def test_plots_and_sections_are_present(page: tuple[str, Page]) -> None:
     for plot in PLOTS:
         assert "plotly-graph-div" in parsed.ids[plot]
         assert re.search(rf'Plotly\.newPlot\(\s*"{plot}",', text), plot
-    for heading in ("Facts", "Recommendations", "Timeline", "Log switches", "Histogram", "Top 10 slowest writes"):
+    for heading in ("Facts", "Recommendations", "Timeline", "Log switches", "Percentiles (ms)", "Histogram"):
         assert f"<h2>{heading}</h2>" in text
-    for heading in ("LGWR long-write warnings", "Unmatched messages", "Unparsed lines", "Notes", "Files"):
+    for heading in ("LGWR long-write warnings", "Unmatched messages", "Unparsed lines", "Notes and caveats", "Files"):
         assert f"<h2>{heading}</h2>" in text
     assert "<p>Every message found its partner.</p>" in text
 
@@ -111,8 +113,8 @@ def test_verdict_top_writes_and_recommendations(page: tuple[str, Page]) -> None:
     text, parsed = page
     assert f'<p class="verdict">{VERDICT}</p>' in text
     assert "<td>2014-12-02 15:46:34.598000</td>" in text
-    assert "prim01/diag/rdbms/boston/boston1/trace/boston1_nss2_4401.trc:101<br>" in text
-    assert "stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_8802.trc:143" in text
+    assert "prim01/<wbr>diag/<wbr>rdbms/<wbr>boston/<wbr>boston1/<wbr>trace/<wbr>boston1_nss2_4401.trc:101<br>" in text
+    assert "chicago1_rfs_8802.trc:143" in text
     assert {"rec-standby-redo-logs", "rec-fast-sync", "rec-network"} <= set(parsed.ids)
     assert "<td>Oracle versions</td><td>11.2.0.4.0</td>" in text
     assert '"log switch"' not in text and '"LGWR warning"' in text  # the sample has warnings, no switch
@@ -159,30 +161,41 @@ def _many_writes(count: int, seconds: float) -> pl.DataFrame:
     return pl.DataFrame({name: data.get(name, [None] * count) for name in WRITES}, schema=WRITES)
 
 
-def test_large_timelines_keep_the_slowest_write_of_each_bin() -> None:
+def test_large_timelines_are_drawn_per_time_bucket() -> None:
     writes = _many_writes(20_000, 3_600.0)
-    points, caption = timeline_points(writes)
-    assert points.height <= MAX_BARS
-    assert caption == "the slowest write of each 2s (20,000 writes)"
-    assert points["in_bin"].sum() == 20_000
-    assert points["total_ms"].max() == 500.0
+    every = bucket_width(writes)
+    stats = bucket_stats(writes, every)
+    assert every == "10s" and stats.height <= BUCKETS
+    assert stats["writes"].sum() == 20_000 and stats["slow"].sum() == 1
+    assert stats["total_max"].max() == 500.0 and stats["total_p50"].max() == 2.0
 
 
-def test_small_timelines_show_every_write() -> None:
-    points, caption = timeline_points(_many_writes(100, 60.0))
-    assert points.height == 100 and caption == "every matched write (100)"
+def test_small_timelines_show_every_write(paper: Analysis) -> None:
+    small = dataclasses.replace(paper, writes=_many_writes(100, 60.0))
+    figure, caption = timeline_figure(Context.of(small, 10))
+    assert caption.startswith("every matched write (100)")
+    assert [len(bar.x) for bar in figure.data[:3]] == [100, 100, 100]
 
 
 def test_large_report_stays_small(paper: Analysis, tmp_path: Path) -> None:
-    """100,000 writes: the page carries at most MAX_BARS bars, so it stays a few MB beyond plotly.js itself."""
+    """100,000 writes: the timeline is per time bucket, the slow writes as points, so the page stays
+    a few hundred KB beyond plotly.js itself."""
     big = dataclasses.replace(paper, writes=_many_writes(100_000, 7_200.0))
+    assert big.writes.height > PER_WRITE
     target = tmp_path / "big.html"
     with target.open("w", encoding="utf-8") as out:
         render_html(big, out, 10)
     text = target.read_text(encoding="utf-8")
-    assert "the slowest write of each 5s (100,000 writes)" in text
-    assert '"log switch"' in text
-    assert len(text) < 12_000_000
+    assert "100,000 matched writes per 30s: p50, p99 and max of the total" in text
+    assert '"log switches per 30s"' in text and '"slow write: standby I\\u002fO (RFS write)"' in text
+    library = len(_plotly_js_text())
+    assert len(text) - library < 1_000_000
+
+
+def _plotly_js_text() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return str(get_plotlyjs())
 
 
 def _chromium() -> str | None:
