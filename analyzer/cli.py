@@ -46,21 +46,35 @@ BINARY_SHARE = 0.05
 def _plain_types(params: list[Any]) -> None:
     """Help shows a value's name (`MS`, `ZONE`), never a Python type (`<float range>`, `<list[str]>`)."""
     for param in params:
-        shown = "" if getattr(param, "is_flag", False) else (param.metavar or _metavar(param))
+        named = getattr(param, "param_type_name", "") == "argument"  # its name says it already
+        shown = "" if named or getattr(param, "is_flag", False) else (param.metavar or _metavar(param))
         param.display_type_rich = lambda ctx, shown=shown: shown or None
         param._get_number_range_help_str = lambda: ""
 
 
 def _metavar(param: Any) -> str:
-    names = {"integer": "N", "float": "NUMBER", "text": "TEXT", "path": "PATH"}
-    return names.get(str(getattr(param.type, "name", "")), "VALUE")
+    """N, NUMBER, TEXT or PATH from the option's type (typer's `bare_type`, click's `type.name`)."""
+    try:
+        kind = str(param.bare_type())
+    except AttributeError:
+        kind = str(getattr(getattr(param, "type", None), "name", ""))
+    names = {
+        "int": "N",
+        "integer": "N",
+        "float": "NUMBER",
+        "str": "TEXT",
+        "text": "TEXT",
+        "Path": "PATH",
+        "path": "PATH",
+    }
+    return next((v for k, v in names.items() if k in kind), "VALUE")
 
 
 class _Command(TyperCommand):
     """A command whose help names values, not types."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        _plain_types(self.params)
+        _plain_types(self.get_params(ctx))
         super().format_help(ctx, formatter)
 
 
@@ -74,7 +88,7 @@ class _Group(TyperGroup):
         return super().parse_args(ctx, [*head, *rest, *args[end:]])
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        _plain_types(self.params)
+        _plain_types(self.get_params(ctx))
         super().format_help(ctx, formatter)
 
     def invoke(self, ctx: Any) -> Any:

@@ -123,6 +123,7 @@ def _labels(a: Analysis, names: Pseudonyms) -> dict[str, str]:
     """A pseudonymous path for every input label: `host-1/inst-1_nss2_4401.trc`, else `file-3.trc`."""
     out: dict[str, str] = {}
     used: set[str] = set()
+    neutral = 0
     inputs = [(f.source.label, f.reduced.info.host) for f in a.files] + [(s.label, None) for s in a.skipped]
     for label, host in sorted(inputs, key=lambda item: item[0]):
         base = re.split(r"[/\\!]", label)[-1]
@@ -131,7 +132,8 @@ def _labels(a: Analysis, names: Pseudonyms) -> dict[str, str]:
             name = f"{names.text(found['sid'])}_{found['proc'].lower()}_{found['pid']}{found['ext'].lower()}"
         else:
             suffix = re.search(r"(\.[A-Za-z0-9]{1,4})+$", base)
-            name = f"file-{len(out) + 1}{suffix.group(0).lower() if suffix else ''}"
+            neutral += 1
+            name = f"file-{neutral}{suffix.group(0).lower() if suffix else ''}"
         path = f"{names.host(host.removeprefix('instance:'))}/{name}" if host else name
         unique, n = path, 1
         while unique in used:
