@@ -39,6 +39,7 @@ CSP = (
     " img-src data: blob:; font-src data:"
 )
 STYLE = """
+html { overflow-y: scroll; } /* the scroll bar from the start: plots are sized once, to the width they keep */
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1400px; padding: 0 1em; color: #222;
   box-sizing: border-box; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
