@@ -292,8 +292,8 @@ def _component_metrics(writes: pl.DataFrame, component: str, share: float) -> di
 
 
 def few(slow: int) -> str:
-    """`From 2 slow writes only: treat as a hint. ` when there are fewer than FEW_SLOW, else ""."""
-    return f"From {plural(slow, 'slow write')} only: treat as a hint. " if slow < FEW_SLOW else ""
+    """`From 2 slow writes only, treat as a hint: ` when there are fewer than FEW_SLOW, else ""."""
+    return f"From {plural(slow, 'slow write')} only, treat as a hint: " if slow < FEW_SLOW else ""
 
 
 def _component_evidence(component: str, m: Mapping[str, Any], threshold_ms: float) -> str:

@@ -64,7 +64,7 @@ def test_text_report_sections() -> None:
     for heading in headings:  # the answer first, in this order
         at = next(i for i, line in enumerate(lines) if i > at and line.startswith(heading))
     assert "  1. Standby redo logs: a single member each, on the fastest disk group" in lines
-    assert any(line.startswith("     Evidence: From 2 slow writes only: treat as a hint.") for line in lines)
+    assert any(line.startswith("     Evidence: From 2 slow writes only, treat as a hint:") for line in lines)
     assert "Slow writes                       2 with total >= 100 ms" in lines
     assert "boston1_nss2_4401.trc:101" in out  # evidence file:line of msgid 117468
     assert all(line == line.rstrip() for line in lines)  # no trailing spaces in a pipe

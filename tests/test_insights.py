@@ -248,7 +248,7 @@ def test_standby_io_calls_for_standby_redo_logs_and_fast_sync() -> None:
     assert "single member" in srl.advice and "fastest available disk group" in srl.advice
     assert "SYNC NOAFFIRM" in fast.title and "data loss" in fast.advice  # the trade-off is stated
     assert srl.evidence.startswith(
-        "From 2 slow writes only: treat as a hint. standby I/O (RFS write) was 90% of slow-write time (360.0 of 400.0"
+        "From 2 slow writes only, treat as a hint: standby I/O (RFS write) was 90% of slow-write time (360.0 of 400.0"
     )
     assert srl.metrics["share"] == 0.9
     assert (srl.metrics["slow_writes"], srl.metrics["largest_in"]) == (2, 2)
@@ -265,7 +265,7 @@ def test_network_calls_for_socket_buffers_sdu_and_the_path() -> None:
     assert list(recs) == ["network"]
     advice = recs["network"].advice
     assert "3 x the bandwidth-delay product" in advice and "SDU=65535" in advice and "network path" in advice
-    assert recs["network"].evidence.startswith("From 2 slow writes only: treat as a hint. network was 90% of")
+    assert recs["network"].evidence.startswith("From 2 slow writes only, treat as a hint: network was 90% of")
 
 
 def test_rfs_other_calls_for_standby_cpu() -> None:
@@ -322,4 +322,4 @@ def test_a_recommendation_from_enough_slow_writes_is_no_mere_hint() -> None:
     evidence = recommend(frame(rows))["network"].evidence
     assert evidence.startswith("network was 90% of slow-write time") and "hint" not in evidence
     one = recommend(frame([*rows[:10], rows[10]]))["network"].evidence
-    assert one.startswith("From 1 slow write only: treat as a hint. ")
+    assert one.startswith("From 1 slow write only, treat as a hint: ")

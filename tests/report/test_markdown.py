@@ -51,7 +51,7 @@ def test_paper_markdown_has_verdict_recommendations_and_evidence() -> None:
         "## Files",
     ]
     assert "| rfs_io | 66 | 3.378 | 0.938 | 1.262 | 1.471 | 162.679 |" in lines  # p50, p90, p99, max per component
-    assert "**Evidence:** From 2 slow writes only: treat as a hint. standby I/O (RFS write) was 54%" in out
+    assert "**Evidence:** From 2 slow writes only, treat as a hint: standby I/O (RFS write) was 54%" in out
     top = [line for line in lines if line.startswith("| 2014-12-02 15:46:")]
     assert top[0].startswith("| 2014-12-02 15:46:34.598000 | 1 | 1584 | 117468 | 163 | 0 | 162.679 | 0 | rfs_io |")
     assert "prim01/diag/rdbms/boston/boston1/trace/boston1_nss2_4401.trc:101<br>stby01/" in top[0]
