@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import errno
 import functools
-import os
-import re
-import stat
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TextIO
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,11 +25,12 @@ from analyzer import __version__
 from analyzer import redact as redaction
 from analyzer.api import Analysis, Options, ProgressHook, analyze
 from analyzer.archives import Limits
-from analyzer.errors import AnalyzerError, ExitCode, NoInputError, OutputError, UsageError
+from analyzer.errors import AnalyzerError, ExitCode, NoInputError, UsageError
 from analyzer.insights import plural
+from analyzer.output import os_errno, quiet_stdout, write_report
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
-from analyzer.simulate.cli import simulate_command
+from analyzer.simulate.cli import simulate_command, simulate_share_command
 from analyzer.units import parse_clock_offsets, parse_instant, parse_size
 from analyzer.zones import parse_zones
 
@@ -141,23 +138,6 @@ def _say(message: str) -> None:
     _err.print(message, markup=False, soft_wrap=True)
 
 
-def _os_errno(err: BaseException) -> int | None:
-    """The errno of an OS error, also when polars reports it in words (`... (os error 32)`)."""
-    if isinstance(err, OSError) and err.errno:
-        return err.errno
-    found = re.search(r"os error (\d+)", str(err))
-    return int(found.group(1)) if found else None
-
-
-def _quiet_stdout() -> None:
-    """After a broken pipe: nothing more reaches stdout (not even Python's flush at exit)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no real file descriptor (a test's captured stream)
-        pass
-
-
 @contextmanager
 def _guard() -> Iterator[None]:
     """Turn user-facing errors into one line on stderr and their exit code."""
@@ -172,8 +152,8 @@ def _guard() -> Iterator[None]:
         _say("dgtrace: interrupted")
         raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
     except Exception as err:  # a bug of ours: still one line, the traceback behind --debug
-        if _os_errno(err) == errno.EPIPE:  # the reader went away (`| head`): stop quietly
-            _quiet_stdout()
+        if os_errno(err) == errno.EPIPE:  # the reader went away (`| head`): stop quietly
+            quiet_stdout()
             raise typer.Exit(int(ExitCode.BROKEN_PIPE)) from None
         if _state["debug"]:
             raise
@@ -352,8 +332,8 @@ def analyze_command(
         if redact:
             result, mapping = redaction.redact(result)
             if redact_map is not None:
-                _write(lambda out: redaction.write_map(mapping, out), redact_map)
-        _write(lambda out: render(result, out, top), output)
+                write_report(lambda out: redaction.write_map(mapping, out), redact_map)
+        write_report(lambda out: render(result, out, top), output)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
 
@@ -394,74 +374,6 @@ def _check_usable(a: Analysis) -> None:
         raise NoInputError(f"no remote write sent in the --since/--until window {window} UTC: {span}")
 
 
-def _write(render: Callable[[TextIO], None], output: Path | None) -> None:
-    """Render to stdout, or to `output` through a temporary file renamed over it once complete.
-
-    Raises:
-        OutputError: the report could not be written (the message names the file and why).
-    """
-    if output is None:
-        try:
-            render(sys.stdout)
-            sys.stdout.flush()
-        except OSError as err:
-            _output_failed(err, "stdout")
-        return
-    if output.is_dir():
-        raise OutputError(f"cannot write the report to {output}: it is a directory")
-    if output.exists() and not output.is_file():  # a device or a pipe: written directly
-        try:
-            with output.open("w", encoding="utf-8") as out:
-                render(out)
-        except OSError as err:
-            _output_failed(err, str(output))
-        return
-    _write_replacing(render, output)
-
-
-def _write_replacing(render: Callable[[TextIO], None], output: Path) -> None:
-    """Into a new temporary file of a random name in the target folder (created exclusively, so
-    it never follows a planted link and two runs never share it), renamed over `output` at the end:
-    the report streams to disk, an earlier report stays until the new one is complete, and a failed
-    render leaves no partial file."""
-    folder = output.parent
-    if not folder.is_dir():
-        raise OutputError(f"cannot write the report to {output}: the folder {folder} does not exist")
-    try:
-        handle, name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
-    except OSError as err:
-        _output_failed(err, str(output))
-    part = Path(name)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            render(out)
-        os.chmod(part, _mode(output))
-        part.replace(output)
-    except OSError as err:
-        _output_failed(err, str(output))
-    finally:
-        part.unlink(missing_ok=True)
-
-
-def _mode(output: Path) -> int:
-    """The permissions of the report: those of the file it replaces, else the umask's."""
-    try:
-        return stat.S_IMODE(output.stat().st_mode)
-    except OSError:
-        mask = os.umask(0o022)
-        os.umask(mask)
-        return 0o666 & ~mask
-
-
-def _output_failed(err: BaseException, where: str) -> NoReturn:
-    """Raise the error a failed write becomes: quiet after a broken pipe, else one line naming `where`."""
-    code = _os_errno(err)
-    if code == errno.EPIPE:
-        raise err
-    reason = os.strerror(code) if code else str(err)
-    raise OutputError(f"cannot write the report to {where}: {reason}") from None
-
-
 class InventoryFormat(StrEnum):
     """Values of `dgtrace inventory --format`."""
 
@@ -493,7 +405,7 @@ def inventory_command(
         with _progress() as hook:
             result = analyze(paths, Options(zones=parse_zones(tz or [])), progress=hook)
         render = render_inventory_json if output_format is InventoryFormat.JSON else render_inventory_text
-        _write(lambda out: render(result, out), None)
+        write_report(lambda out: render(result, out), None)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
 
@@ -517,6 +429,13 @@ SIMULATE_EXAMPLES = """Examples:
 def _simulate(*args: Any, **kwargs: Any) -> None:
     with _guard():
         simulate_command(*args, **kwargs)
+
+
+@app.command("simulate-share", cls=_Command)
+@functools.wraps(simulate_share_command)
+def _simulate_share(*args: Any, **kwargs: Any) -> None:
+    with _guard():
+        simulate_share_command(*args, **kwargs)
 
 
 def main() -> None:

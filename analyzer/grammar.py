@@ -275,7 +275,7 @@ _TRANSFORMERS: dict[Family, type[_Base]] = {
 
 
 def grammar_dir() -> Path:
-    """Where the .lark files are: inside the installed wheel, or grammars/ in a checkout."""
+    """Where the .lark files are: inside the installed wheel (analyzer/grammars), or grammars/ in a checkout."""
     here = Path(__file__).resolve().parent
     for candidate in (here / "grammars", here.parent / "grammars"):
         if (candidate / "transport.lark").is_file():
@@ -347,7 +347,7 @@ def parse_line(family: Family, text: str) -> Record:
     try:
         result = parser(family).parse(text.rstrip())
     except UnexpectedInput as err:
-        raise LineError(_describe(err, text)) from None
+        raise LineError(describe(err, text)) from None
     except VisitError as err:  # pragma: no cover - only raised by tree transformers
         raise LineError(f"{family.value}: {err.orig_exc}") from None
     except ValueError as err:  # the inline transformer rejected a grammatical line (2014-13-45)
@@ -357,7 +357,8 @@ def parse_line(family: Family, text: str) -> Record:
     return result
 
 
-def _describe(err: UnexpectedInput, text: str) -> str:
+def describe(err: UnexpectedInput, text: str) -> str:
+    """Where and why lark rejected a line, in words (`line ends early ...`, `unexpected 'x' at column 7`)."""
     if isinstance(err, UnexpectedToken) and err.token.type == "$END":
         return f"line ends early (after column {len(text.rstrip())})"
     col = getattr(err, "column", "?")

@@ -29,29 +29,40 @@ LOG_MINUTES = 20
 FEW_SLOW = 10
 
 
+def _db(frame: pl.DataFrame) -> pl.Expr:
+    """The primary database of each write ("" when unknown): threads and log sequences are its own."""
+    return pl.col("primary_db").cast(pl.String).fill_null("") if "primary_db" in frame.columns else pl.lit("")
+
+
 def log_switches(writes: pl.DataFrame) -> pl.DataFrame:
-    """One row per change of `seq` between consecutive writes of a thread; `at` is the first write of the new log."""
+    """One row per change of `seq` between consecutive writes of a thread (of one primary database);
+    `at` is the first write of the new log."""
     return (
-        writes.select("thread", "seq", "sent_at", "msgid")
-        .sort("thread", "sent_at", "msgid")
-        .select("thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("thread"))
+        writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes))
+        .sort("_db", "thread", "sent_at", "msgid")
+        .select("_db", "thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("_db", "thread"))
         .filter(pl.col("seq") != pl.col("from_seq"))
-        .select("thread", "from_seq", to_seq="seq", at="sent_at")
+        .select("thread", "from_seq", to_seq="seq", at="sent_at", primary_db=pl.col("_db").replace("", None))
         .cast(SWITCHES)
     )
 
 
 def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> pl.DataFrame:
     """The writes by send time with `switch_at`: the nearest log switch of their thread within the window, else null."""
-    marks = switches.select("thread", switch_at="at").sort("switch_at")
-    return writes.sort("sent_at").join_asof(
-        marks,
-        left_on="sent_at",
-        right_on="switch_at",
-        by="thread",
-        strategy="nearest",
-        tolerance=timedelta(seconds=window_s),
-        check_sortedness=False,
+    marks = switches.select("thread", switch_at="at", _db=_db(switches)).sort("switch_at")
+    return (
+        writes.with_columns(_db=_db(writes))
+        .sort("sent_at")
+        .join_asof(
+            marks,
+            left_on="sent_at",
+            right_on="switch_at",
+            by=["_db", "thread"],
+            strategy="nearest",
+            tolerance=timedelta(seconds=window_s),
+            check_sortedness=False,
+        )
+        .drop("_db")
     )
 
 
@@ -95,7 +106,8 @@ def _is_cluster(near: Mapping[str, Any], rest: Mapping[str, Any]) -> bool:
 
 
 def _interval_min(switches: pl.DataFrame) -> float | None:
-    gaps = switches.sort("thread", "at").select(pl.col("at").diff().over("thread").dt.total_seconds() / 60.0)
+    gaps = switches.with_columns(_db=_db(switches)).sort("_db", "thread", "at")
+    gaps = gaps.select(pl.col("at").diff().over("_db", "thread").dt.total_seconds() / 60.0)
     value = gaps.to_series().drop_nulls().median()
     return float(value) if isinstance(value, int | float) else None
 
@@ -125,12 +137,14 @@ def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S
     interval = _interval_min(switches)
     if interval is not None:
         window_s = min(window_s, interval * 60.0 * WINDOW_PER_INTERVAL)
-    flagged = flag_near_switch(writes.select("thread", "sent_at", "slow", *STAT_COLUMNS), switches, window_s)
+    flagged = flag_near_switch(
+        writes.select("thread", "sent_at", "slow", *STAT_COLUMNS, _db(writes)), switches, window_s
+    )
     near_flag = pl.col("switch_at").is_not_null()
     per_switch = (
         flagged.lazy()
         .filter(near_flag)
-        .group_by("thread", "switch_at")
+        .group_by("primary_db", "thread", "switch_at")
         .agg(
             writes_near=pl.len().cast(pl.Int64),
             slow_near=pl.col("slow").sum().cast(pl.Int64),
@@ -143,7 +157,14 @@ def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S
     clustered = _is_cluster(near, rest)
     return SwitchAnalysis(
         window_s=window_s,
-        switches=switches.join(per_switch, left_on=["thread", "at"], right_on=["thread", "switch_at"], how="left"),
+        switches=switches.with_columns(_db=_db(switches))
+        .join(
+            per_switch.with_columns(_db=_db(per_switch)).drop("primary_db"),
+            left_on=["_db", "thread", "at"],
+            right_on=["_db", "thread", "switch_at"],
+            how="left",
+        )
+        .drop("_db"),
         comparison=pl.DataFrame([near, rest], schema=COMPARISON),
         slow_near=near["slow"],
         slow_elsewhere=rest["slow"],
@@ -161,18 +182,19 @@ def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.D
 
 
 def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
-    """Per minute and thread: writes, slow writes, p50 and p99 (observed values) of each component."""
+    """Per minute, primary database and thread: writes, slow writes, p50 and p99 (observed values) of each component."""
     percentiles = [
         pl.col(f"{c}_ms").quantile(q, "nearest").alias(f"{c}_{p}_ms")
         for c in TOTAL_AND_COMPONENTS
         for p, q in (("p50", 0.5), ("p99", 0.99))
     ]
+    db = pl.col("primary_db") if "primary_db" in writes.columns else pl.lit(None, pl.String).alias("primary_db")
     return (
-        writes.group_by(pl.col("sent_at").dt.truncate("1m").alias("minute"), "thread")
+        writes.group_by(pl.col("sent_at").dt.truncate("1m").alias("minute"), db, "thread")
         .agg(*percentiles, writes=pl.len(), slow_writes=pl.col("slow").sum())
         .select(TIMELINE.names())
         .cast(TIMELINE)
-        .sort("minute", "thread")
+        .sort("minute", "primary_db", "thread", nulls_last=True)
     )
 
 
@@ -341,6 +363,14 @@ def _redo_log_size(sw: SwitchAnalysis) -> Recommendation:
     return Recommendation(rec_id, title, evidence + ".", advice, metrics)
 
 
+def _on_fast_sync(writes: pl.DataFrame) -> bool:
+    """Every slow write seen on both sides went over a Fast Sync link: that advice is taken already."""
+    if "transport" not in writes.columns:
+        return False
+    slow = writes.select("transport", "slow", "matched").filter(pl.col("slow") & pl.col("matched"))
+    return slow.height > 0 and bool(slow["transport"].cast(pl.String).eq_missing("FASTSYNC").all())
+
+
 def recommendations(
     writes: pl.DataFrame, threshold_ms: float, switches: SwitchAnalysis, versions: Collection[str] = ()
 ) -> list[Recommendation]:
@@ -357,6 +387,8 @@ def recommendations(
         metrics = _component_metrics(both, component, shares[component])
         evidence = _component_evidence(component, metrics, threshold_ms)
         for rec_id, title, advice in ADVICE[Component(component)]:
+            if rec_id == "fast-sync" and _on_fast_sync(writes):
+                continue
             note = _version_note(versions) if rec_id == "fast-sync" else ""
             out.append(Recommendation(rec_id, title, evidence, advice + note, metrics))
     return out

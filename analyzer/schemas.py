@@ -168,10 +168,16 @@ WRITES = schema(
     received_at=UTC,
     finished_at=UTC,
     acked_at=UTC,
+    primary_db=CAT,
+    standby_db=CAT,
+    transport=CAT,
     #: the `Server finished` line (in standby_file) and the `Client received` line (in primary_file)
     finished_line=pl.Int64,
     acked_line=pl.Int64,
 )
+#: the writes' columns that name their link (`analyzer.links`): the databases at both ends and the
+#: link's transport (SYNC, FASTSYNC; ASYNC shipments are a table of their own)
+LINK_COLUMNS = ("primary_db", "standby_db", "transport")
 
 #: clock offset of each standby host relative to each primary host (NTP-style estimate)
 CLOCK = schema(
@@ -247,8 +253,8 @@ STATS = schema(
 )
 #: writes per V$EVENT_HISTOGRAM bucket (`<1`, `<2`, ... ms)
 HISTOGRAM = schema(bucket=pl.String, count=pl.Int64)
-#: log switches: a change of `seq` between consecutive writes of a thread (insights)
-SWITCHES = schema(thread=pl.Int64, from_seq=pl.Int64, to_seq=pl.Int64, at=UTC)
+#: log switches: a change of `seq` between consecutive writes of a thread of a primary database (insights)
+SWITCHES = schema(thread=pl.Int64, from_seq=pl.Int64, to_seq=pl.Int64, at=UTC, primary_db=pl.String)
 #: latency of the writes near a log switch against the others
 COMPARISON = schema(
     writes=pl.String,
@@ -260,13 +266,15 @@ COMPARISON = schema(
     max_ms=pl.Float64,
     rfs_io_p99_ms=pl.Float64,
 )
-#: per-minute series: `timeline` in --format json and `--format csv --table timeline`
+#: per-minute series: `timeline` in --format json and `--format csv --table timeline` (per minute,
+#: primary database and thread)
 TIMELINE = schema(
     minute=UTC,
     thread=pl.Int64,
     writes=pl.Int64,
     slow_writes=pl.Int64,
     **{f"{c}_{p}_ms": pl.Float64 for c in TOTAL_AND_COMPONENTS for p in ("p50", "p99")},
+    primary_db=pl.String,
 )
 
 #: one row per file found by `dgtrace inventory`
@@ -297,3 +305,45 @@ def empty(columns: pl.Schema) -> pl.DataFrame:
 def frame(rows: list[dict[str, object]], columns: pl.Schema) -> pl.DataFrame:
     """Build a frame from dict rows with an explicit schema (missing keys become null)."""
     return pl.from_dicts(rows, schema=columns) if rows else empty(columns)
+
+
+# ---------------------------------------------------------------------------- companion inputs
+#: oratcptest interval lines of one run (`--baseline`): sizes in bytes, times in ms or s, where
+#: oratcptest's Mbyte is 1024x1024 bytes; `elapsed_s` counts from `The server is ready.` (from the
+#: first interval line when that line is missing), across midnight
+BASELINE_INTERVALS = schema(
+    run=pl.Int64,
+    line=pl.Int64,
+    at=pl.Time,
+    elapsed_s=pl.Float64,
+    throughput_bytes_s=pl.Float64,
+    throughput_mib_s=pl.Float64,
+    latency_ms=pl.Float64,
+    disk_write_ms=pl.Float64,
+)
+#: every line of an oratcptest file: `status` is parsed, ignored or unparsed (then `reason` says why)
+BASELINE_LINES = schema(line=pl.Int64, status=pl.String, kind=pl.String, reason=pl.String, text=pl.String)
+#: wait event rows of an AWR or Statspack report (`--awr`); `section` is foreground, background or
+#: all (Statspack's "Wait Events (fg and bg)"); a blank %time-outs cell is 0 (the report says so)
+AWR_EVENTS = schema(
+    section=pl.String,
+    event=pl.String,
+    waits=pl.Int64,
+    timeouts_pct=pl.Float64,
+    total_wait_s=pl.Float64,
+    avg_wait_ms=pl.Float64,
+    line=pl.Int64,
+)
+#: wait event histogram rows, one per bucket: `table` is the section title ("Wait Event Histogram",
+#: "Wait Event Histogram (up to 2 sec)", ...), `waits` that table's count column, bounds in ms as
+#: labelled (`<1ms` is [lower, 1.0); `<=1s` includes 1000.0; the last bucket has no upper bound)
+AWR_HISTOGRAM = schema(
+    table=pl.String,
+    event=pl.String,
+    waits=pl.Int64,
+    bucket=pl.String,
+    lower_ms=pl.Float64,
+    upper_ms=pl.Float64,
+    pct=pl.Float64,
+    line=pl.Int64,
+)

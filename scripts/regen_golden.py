@@ -3,29 +3,38 @@
     python scripts/regen_golden.py          # or: make golden
 
 1. tests/grammar/cases/<family>/<construct>--<case>.json: what the family's lark grammar (the
-   specification) makes of each line of the matching .txt file.
+   specification) makes of each line of the matching .txt file; the same for the grammars of the
+   companion inputs (`oratcptest`, `awr`: INPUT_GRAMMARS).
 2. tests/golden/<sample>.json, .txt and .md: `dgtrace analyze` of each bundled sample (JSON document,
    plain-text report and Markdown report), run from the repository root.
 3. tests/golden/outputs.sha256: the digest of every output of `dgtrace analyze` on the samples and
    on simulated sets of every generation (scripts/output_digests.py).
-4. tests/golden/MANIFEST.sha256: the SHA-256 of each file above as this script wrote it. A test
+4. tests/golden/simulate-digests.json: the SHA-256 of every file `simulate` writes for a few fixed option
+   sets (a classic one per Oracle generation, and one with the newer options), so that a change to the
+   simulator that alters their bytes shows.
+5. tests/golden/MANIFEST.sha256: the SHA-256 of each file above as this script wrote it. A test
    recomputes them: a golden file edited by hand no longer matches its line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import sys
-from datetime import datetime
+import tempfile
+from collections.abc import Callable
+from datetime import datetime, time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from analyzer import awr_cells, oratcptest_lines  # noqa: E402
 from analyzer import grammar as g  # noqa: E402
+from analyzer.grammar import LineError  # noqa: E402
 from analyzer.parse import record_row  # noqa: E402
 from scripts.output_digests import digests  # noqa: E402
 
@@ -37,10 +46,64 @@ MANIFEST = GOLDEN / "MANIFEST.sha256"
 SAMPLES = {"paper-2014": ["--tz", "-07:00"]}
 #: the environment of the golden outputs: no COLUMNS (the text report takes its width for pipes), no colour
 PLAIN: dict[str, str | None] = {"COLUMNS": None, "NO_COLOR": "1"}
+#: simulator option sets whose output bytes are pinned (tests/simulate/test_compat.py)
+_SIM_COMMON: dict[str, Any] = {
+    "writes": 150,
+    "scenario": "mixed",
+    "noise": 0.3,
+    "log_switch_every": 40,
+    "standby_skew_s": -1.5,
+    "primary_tz": "-07:00",
+    "standby_tz": "+05:30",
+    "seed": 11,
+}
+SIM_CASES: list[dict[str, Any]] = [
+    *({**_SIM_COMMON, "format_version": gen} for gen in ("11.2", "12.1", "19c", "23ai")),
+    {"format_version": "11.2", "sender": "lns", "threads": 1, "writes": 80, "seed": 4},
+    {"threads": 3, "writes": 120, "scenario": "standby-io", "lgwr_warning_ms": 20, "seed": 2},
+    # the newer options (topologies, FASTSYNC, segments, LGWR events, extras) are pinned too
+    {
+        **_SIM_COMMON,
+        "topology": "two-sync",
+        "async_sender": True,
+        "transport": "fastsync",
+        "segment_bytes": 16384,
+        "drop_segment": 1,
+        "lgwr_broadcast_rate": 0.05,
+        "lgwr_mode_switch_every": 50,
+        "extras": True,
+    },
+]
 
 
 def _plain(value: object) -> object:
     return value.isoformat() if isinstance(value, datetime) else value
+
+
+#: grammars of the companion inputs (case directory -> its line parser); not trace line families
+INPUT_GRAMMARS: dict[str, Callable[[str], object]] = {
+    "oratcptest": oratcptest_lines.parse_line,
+    "awr": awr_cells.parse_line,
+}
+
+
+def _plain_input(value: object) -> object:
+    if isinstance(value, datetime | time):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _plain_input(v) for k, v in value.items()}
+    return value
+
+
+def expected_input_line(grammar: str, number: int, text: str) -> dict[str, Any]:
+    """The golden entry for one line of a companion-input case: its record or the grammar's error."""
+    try:
+        record = INPUT_GRAMMARS[grammar](text)
+    except LineError as err:
+        return {"line": number, "text": text, "error": str(err)}
+    assert dataclasses.is_dataclass(record) and not isinstance(record, type)
+    fields = {k: _plain_input(v) for k, v in dataclasses.asdict(record).items()}
+    return {"line": number, "text": text, "record": type(record).__name__, "fields": fields}
 
 
 def expected_line(family: g.Family, number: int, text: str) -> dict[str, Any]:
@@ -55,8 +118,15 @@ def expected_line(family: g.Family, number: int, text: str) -> dict[str, Any]:
 
 def case_document(path: Path) -> dict[str, Any]:
     """The golden document of one case file."""
-    family = g.Family(path.parent.name)
     lines = path.read_text(encoding="utf-8").split("\n")[:-1]
+    if path.parent.name in INPUT_GRAMMARS:
+        grammar = path.parent.name
+        return {
+            "_generated": GENERATED,
+            "grammar": grammar,
+            "lines": [expected_input_line(grammar, i, t) for i, t in enumerate(lines, 1)],
+        }
+    family = g.Family(path.parent.name)
     return {
         "_generated": GENERATED,
         "family": family.value,
@@ -103,6 +173,21 @@ def manifest_lines() -> list[str]:
     return [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(ROOT).as_posix()}" for p in golden_files()]
 
 
+def simulate_digests() -> str:
+    """The simulate-digests.json document: each case's options and the SHA-256 of every file written."""
+    from analyzer.simulate import SimOptions, simulate
+
+    cases = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for number, options in enumerate(SIM_CASES):
+            out = Path(tmp) / f"case{number}"
+            simulate(out, SimOptions(**options))
+            files = sorted(p for p in out.rglob("*") if p.is_file())
+            by_file = {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+            cases.append({"options": options, "files": by_file})
+    return json.dumps({"_generated": GENERATED, "cases": cases}, indent=1, sort_keys=True) + "\n"
+
+
 def main() -> None:
     """Write every golden file, then the manifest of their digests."""
     os.chdir(ROOT)
@@ -116,8 +201,12 @@ def main() -> None:
         (GOLDEN / f"{sample}.txt").write_text(text, encoding="utf-8")
         (GOLDEN / f"{sample}.md").write_text(sample_markdown(sample, args), encoding="utf-8")
     (GOLDEN / "outputs.sha256").write_text("\n".join(digests()) + "\n", encoding="utf-8")
+    (GOLDEN / "simulate-digests.json").write_text(simulate_digests(), encoding="utf-8")
     MANIFEST.write_text(f"# {GENERATED}\n" + "\n".join(manifest_lines()) + "\n", encoding="utf-8")
-    print(f"regenerated {len(list(CASES.glob('*/*.json')))} grammar cases, {len(SAMPLES)} sample(s), output digests")
+    print(
+        f"regenerated {len(list(CASES.glob('*/*.json')))} grammar cases, {len(SAMPLES)} sample(s), output digests"
+        f" and {len(SIM_CASES)} simulated set digests"
+    )
 
 
 if __name__ == "__main__":

@@ -87,7 +87,9 @@ def test_log_switch_is_a_change_of_seq_on_one_thread() -> None:
         ]
     )
     switches = insights.log_switches(writes)
-    assert switches.to_dicts() == [{"thread": 1, "from_seq": 10, "to_seq": 11, "at": T0 + timedelta(seconds=4)}]
+    assert switches.to_dicts() == [
+        {"thread": 1, "from_seq": 10, "to_seq": 11, "at": T0 + timedelta(seconds=4), "primary_db": None}
+    ]
 
 
 def test_writes_near_a_switch_of_their_own_thread_are_flagged() -> None:
@@ -323,3 +325,37 @@ def test_a_recommendation_from_enough_slow_writes_is_no_mere_hint() -> None:
     assert evidence.startswith("network was 90% of slow-write time") and "hint" not in evidence
     one = recommend(frame([*rows[:10], rows[10]]))["network"].evidence
     assert one.startswith("From 1 slow write only, treat as a hint: ")
+
+
+# --- several configurations, Fast Sync ---
+
+
+def test_log_switches_and_minutes_are_per_primary_database() -> None:
+    """Two configurations on thread 1 at the same log sequences: sales switches, hr does not."""
+    writes = frame(
+        [
+            row(1, 0.0, seq=10) | {"primary_db": "sales"},
+            row(2, 1.0, seq=10) | {"primary_db": "hr"},
+            row(3, 2.0, seq=11) | {"primary_db": "sales"},
+            row(4, 3.0, seq=10) | {"primary_db": "hr"},
+        ]
+    )
+    switches = insights.log_switches(writes)
+    assert switches.select("primary_db", "thread", "from_seq", "to_seq").rows() == [("sales", 1, 10, 11)]
+    flagged = insights.flag_near_switch(writes, switches)
+    assert flagged.filter(pl.col("switch_at").is_not_null())["primary_db"].cast(pl.String).to_list() == [
+        "sales",
+        "sales",
+    ]
+    assert insights.per_minute(writes).select("primary_db", "writes").rows() == [("hr", 2), ("sales", 2)]
+
+
+def test_fast_sync_is_not_offered_where_it_is_on_already() -> None:
+    writes = slow_mix(network=10.0, rfs_io=180.0, rfs_other=10.0).with_columns(
+        transport=pl.lit("FASTSYNC", pl.Categorical)
+    )
+    assert list(recommend(writes)) == ["standby-redo-logs"]
+    mixed = writes.with_columns(
+        transport=pl.when(pl.col("msgid") == 20).then(pl.lit("SYNC")).otherwise(pl.lit("FASTSYNC")).cast(pl.Categorical)
+    )
+    assert "fast-sync" in recommend(mixed), "one slow write on a SYNC AFFIRM link still calls for it"

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from analyzer.simulate.options import DEFAULT_WRITES, SimOptions
 from analyzer.simulate.runner import simulate
+from analyzer.simulate.share import ShareOptions, simulate_share
 from analyzer.units import parse_size
 
 _FROM_SCENARIO = "(default: the scenario's value)"
@@ -55,8 +56,44 @@ def simulate_command(
         typer.Option(help="Probability that a write carries a noise item (blank or other lines)."),
     ] = 0.05,
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same bytes.")] = 1,
+    transport: Annotated[
+        str, typer.Option(help="sync (SYNC AFFIRM) or fastsync (SYNC NOAFFIRM, 12.1+) for the SYNC destinations.")
+    ] = "sync",
+    topology: Annotated[
+        str,
+        typer.Option(help="single, two-sync (two SYNC standbys) or far-sync (primary -> far sync -> standby, 12.1+)."),
+    ] = "single",
+    async_sender: Annotated[
+        bool, typer.Option(help="Also ship each thread's redo ASYNC (NSAn / TT02) to a third destination.")
+    ] = False,
+    segment_bytes: Annotated[
+        str | None,
+        typer.Option(help="Cut every trace into segments of about this size, e.g. 2MB (between writes)."),
+    ] = None,
+    drop_segment: Annotated[
+        int, typer.Option(help="Delete segment K (1 = the first after the first file) of every longer trace.")
+    ] = 0,
+    lgwr_broadcast_rate: Annotated[
+        float, typer.Option(help="Probability per LGWR write of a 'log write broadcast wait time' warning.")
+    ] = 0.0,
+    lgwr_mode_switch_every: Annotated[
+        int, typer.Option(help="An adaptive log file sync switch every N LGWR writes (0: never).")
+    ] = 0,
+    extras: Annotated[
+        bool, typer.Option(help="Also write alert logs, .trm files and an unrelated foreground trace per host.")
+    ] = False,
 ) -> None:
-    """Write a simulated SYNC transport trace set with its ground truth (truth.csv)."""
+    """Write a simulated Data Guard trace set with its ground truth (truth.csv).
+
+    Examples:
+
+        dgtrace simulate /tmp/set --scenario standby-io --format-version 12.1 --writes 5000
+
+        dgtrace simulate /tmp/far --topology far-sync --async-sender --segment-bytes 2MB --drop-segment 1
+
+    Without the topology, segment, LGWR and extras options the set is the classic one: the same bytes
+    for the same options and seed, and truth.csv with its ten classic columns.
+    """
     options = SimOptions(
         scenario=scenario,
         format_version=format_version,
@@ -72,12 +109,67 @@ def simulate_command(
         standby_tz=standby_tz,
         noise=noise,
         seed=seed,
+        transport=transport,
+        topology=topology,
+        async_sender=async_sender,
+        segment_bytes=None if segment_bytes is None else parse_size(segment_bytes),
+        drop_segment=drop_segment,
+        lgwr_broadcast_rate=lgwr_broadcast_rate,
+        lgwr_mode_switch_every=lgwr_mode_switch_every,
+        extras=extras,
     )
     result = simulate(outdir, options)
     Console(stderr=True).print(
         f"simulated {result.writes:,} remote writes ({options.scenario}, {options.format_version}, "
         f"{options.threads} thread(s)): {len(result.files)} trace files, "
         f"{result.trace_bytes:,} bytes in {outdir}; truth in {result.truth}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def simulate_share_command(
+    outdir: Annotated[Path, typer.Argument(help="Directory to create (must be new or empty).")],
+    configs: Annotated[int, typer.Option(help="Data Guard configurations (sales/salesdr, hr/hrdr, ...).")] = 3,
+    days: Annotated[int, typer.Option(help="Days; each day is a new set of processes under <host>/<YYYY-MM-DD>.")] = 2,
+    writes: Annotated[int, typer.Option(help="Remote writes per primary thread, configuration and day.")] = 300,
+    format_version: Annotated[
+        str, typer.Option("--format-version", help="Oracle trace layout: 11.2, 12.1, 19c or 23ai.")
+    ] = "19c",
+    threads: Annotated[int, typer.Option(help="Primary RAC threads of every configuration.")] = 2,
+    seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same bytes.")] = 1,
+    gzip_older: Annotated[bool, typer.Option(help="Gzip the .trc files of every day but the last.")] = True,
+    extras: Annotated[
+        bool, typer.Option(help="Alert logs, .trm files and an unrelated foreground trace per host and day.")
+    ] = True,
+) -> None:
+    """Write an archive share of several Data Guard configurations over several days, with its truth.
+
+    Every configuration has its own databases and hosts but the same threads, log sequences and
+    msgids at the same hours as the others: only the configuration tells their writes apart.
+    truth.csv has one row per remote write (with primary_db, standby_db and day); share.json lists
+    every file with its configuration, role and day.
+
+    Examples:
+
+        dgtrace simulate-share /tmp/share --configs 3 --days 2
+
+        dgtrace simulate-share /tmp/old --configs 5 --days 7 --format-version 11.2 --no-gzip-older
+    """
+    options = ShareOptions(
+        configs=configs,
+        days=days,
+        writes=writes,
+        format_version=format_version,
+        seed=seed,
+        gzip_older=gzip_older,
+        extras=extras,
+        threads=threads,
+    )
+    result = simulate_share(outdir, options)
+    Console(stderr=True).print(
+        f"simulated {result.writes:,} remote writes of {configs} configuration(s) over {days} day(s): "
+        f"{len(result.files)} files in {outdir}; truth in {result.truth}, file list in {result.manifest}",
         highlight=False,
         soft_wrap=True,
     )

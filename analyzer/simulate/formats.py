@@ -17,7 +17,7 @@ _RFS_PARAMS = ("p1=0 p2=0 p3=0", "p1=0 p2=0 p3=2147483647", "p1=0 p2=0 p3=0", "p
 
 @dataclass(frozen=True)
 class Generation:
-    """What changes in the trace text between Oracle releases (trace-formats.md §1, §2, §4)."""
+    """What changes in the trace text between Oracle releases (docs/formats.md sections 1, 2 and 4)."""
 
     name: str
     banner: tuple[str, ...]
@@ -180,6 +180,16 @@ class HostClock:
             return f"{self._tee}.{frac:06d}{self._zone}"
         return f"{self._space}.{frac // 1000:03d}"
 
+    def adr_reading(self, t: int) -> int:
+        """The host clock's reading (µs, UTC based) that the ADR line of true time `t` prints."""
+        reading = t + self._skew
+        return reading if self._iso else reading - reading % 1000
+
+    def ctime(self, t: int) -> str:
+        """Local time at true time `t` in the ctime layout of <= 12.1 alert logs: `Tue Nov 18 09:18:49 2014`."""
+        moment = datetime.fromtimestamp((t + self._skew + self._shift) // 1_000_000, UTC)
+        return f"{moment:%a %b} {moment.day:2d} {moment:%H:%M:%S %Y}"
+
     def adr(self, t: int) -> str:
         """A bare ADR `***` line (with a leading empty line) for true time `t`."""
         suffix = " (CDB$ROOT(1))" if self._iso else ""
@@ -189,3 +199,192 @@ class HostClock:
         moment = datetime.fromtimestamp(sec, UTC)
         day, hms = moment.strftime("%Y-%m-%d"), moment.strftime("%H:%M:%S")
         self._sec, self._space, self._tee = sec, f"{day} {hms}", f"{day}T{hms}"
+
+
+# --- shapes of the newer simulated files: every choice below is listed in README ("What is simulated") ----------
+
+
+def sync_sender_name(dest: int, lns: bool = False) -> str:
+    """SYNC sender of LOG_ARCHIVE_DEST_n: NSSn from 11.2.0.4 on (n = destination), LNS1 in 11.1 style."""
+    return "LNS1" if lns else f"NSS{dest}"
+
+
+def async_sender_name(gen: Generation, dest: int) -> str:
+    """ASYNC sender: NSAn (n = destination) up to 12.1, the redo transport worker TT02 from 12.2 on (INFERRED)."""
+    return "TT02" if gen.iso else f"NSA{dest}"
+
+
+#: krs message printed by a sender when its destination moves to a new log (before the first write of it)
+SWITCH_MESSAGE = {
+    "SYNC": "krsu_sync_switch: SYNC transport moves to T-{thread}.S-{seq} (LAD:{dest})",
+    "ASYNC": "krsu_async_switch: ASYNC transport moves to T-{thread}.S-{seq} (LAD:{dest})",
+}
+#: unstamped krs noise message of a sender
+DEST_CHECK_MESSAGE = "krsu_dest_check: LAD:{dest} VALID, T-{thread}.S-{seq} acked\n"
+
+
+def standby_log_number(thread: int, seq: int) -> int:
+    """The standby redo log (LNO) an RFS picks for a new log: four per thread from 11, in turn."""
+    return 11 + (thread - 1) * 4 + seq % 4
+
+
+def segment_file_name(stem: str, segment: int) -> str:
+    """File of segment `segment` of a process's trace: `<stem>.trc`, then `<stem>_1.trc`, `<stem>_2.trc` (INFERRED)."""
+    return f"{stem}.trc" if segment == 0 else f"{stem}_{segment}.trc"
+
+
+#: last lines of a segment and first lines after the next segment's header (VERIFIED, 23.2 tracefile_identifier)
+TRACE_CONTINUES = "\n*** TRACE CONTINUES IN FILE {path} ***\n\n"
+TRACE_CONTINUED = "\n*** TRACE CONTINUED FROM FILE {path} ***\n\n"
+
+
+def broadcast_warning(gen: Generation, ms: int, scn: int) -> str:
+    """LGWR's broadcast wait warning: with the SCN as 12.2 prints it, without as 11.1 does (11.2 INFERRED)."""
+    if gen.name == "11.2":
+        return f"Warning: log write broadcast wait time {ms}ms\n"
+    return f"Warning: log write broadcast wait time {ms}ms (SCN 0x{scn:x})\n"
+
+
+#: fields of the `kcrfw_alfs_update_mode:` line, per direction (names as seen in 12.2)
+ALFS_FIELDS = {
+    True: ("long#", "sync#", "sync", "poll", "rw", "ack", "min_sleep"),
+    False: ("curr_sched_delay", "switch_sched_delay", "curr_sync_count_delta", "switch_sync_count_delta"),
+}
+
+
+def adaptive_sync_update(to_polling: bool, values: tuple[int, ...]) -> str:
+    """The `kcrfw_alfs_update_mode:` line LGWR prints before it switches; `values` match ALFS_FIELDS."""
+    pairs = " ".join(f"{k}={v}" for k, v in zip(ALFS_FIELDS[to_polling], values, strict=True))
+    return f"kcrfw_alfs_update_mode: {'post->poll' if to_polling else 'poll->post'} {pairs}\n"
+
+
+def adaptive_sync_switch(to_polling: bool, delay_us: int, rate: int) -> str:
+    """The lines under the ADR line of an adaptive log file sync switch."""
+    if to_polling:
+        return (
+            "Log file sync switching to polling\n"
+            f"Current scheduling delay is {delay_us} usec\n"
+            f"Current approximate redo synch write rate is {rate} per sec\n"
+        )
+    return f"Log file sync switching to post/wait\nCurrent approximate redo synch write rate is {rate} per sec\n"
+
+
+# --- alert log (trace/alert_<SID>.log) ---------------------------------------------------------------------------
+
+
+def alert_time(gen: Generation, clock: HostClock, t: int) -> str:
+    """The time line above each alert entry: ctime layout up to 12.1, ISO-8601 with offset from 12.2 on."""
+    return clock.wall(t) if gen.iso else clock.ctime(t)
+
+
+def alert_prefix(gen: Generation, process: str, pid: int) -> str:
+    """`NSS2 (PID:4401): ` before a background process's message from 12.2 on (VERIFIED 19c); nothing before."""
+    return f"{process} (PID:{pid}): " if gen.iso else ""
+
+
+def log_switch_lines(gen: Generation, thread: int, seq: int, scn: int, group: int, member: str) -> str:
+    """`Thread N advanced to log sequence S (LGWR switch)` with the current log's member line."""
+    tail = f",  current SCN: {scn}" if gen.iso else ""
+    return (
+        f"Thread {thread} advanced to log sequence {seq} (LGWR switch){tail}\n"
+        f"  Current log# {group} seq# {seq} mem# 0: {member}\n"
+    )
+
+
+def online_log_member(gen: Generation, db: str, group: int, stamp: int) -> str:
+    """ASM file name of an online redo log member (lower case up to 12.1, upper case from 12.2)."""
+    name = f"+DATA/{db}/onlinelog/group_{group}.{256 + group}.{stamp}"
+    return name.upper().replace("GROUP_", "group_") if gen.iso else name
+
+
+def srl_selected(gen: Generation, sender: str, pid: int, thread: int, seq: int, dest: int) -> str:
+    """Primary side: the destination's standby redo log was selected for the new log (INFERRED shapes)."""
+    if gen.iso:
+        return f"{alert_prefix(gen, sender, pid)}SRL selected for T-{thread}.S-{seq} for LAD:{dest}\n"
+    return (
+        f"LNS: Standby redo logfile selected for thread {thread} sequence {seq} "
+        f"for destination LOG_ARCHIVE_DEST_{dest}\n"
+    )
+
+
+def rfs_attach(gen: Generation, rfs_no: int, pid: int, client: str, client_pid: int, mode: str) -> str:
+    """Standby side: an RFS process takes a sender's connection (19c shape VERIFIED; <= 12.1 INFERRED)."""
+    if gen.iso:
+        prefix = alert_prefix(gen, "rfs", pid)
+        return (
+            f"{prefix}krsr_rfs_atc: Identified database type as 'PHYSICAL STANDBY': "
+            f"Client is {client} (PID:{client_pid})\n"
+            f"{prefix}Primary database is in {mode} mode\n"
+        )
+    return (
+        f"RFS[{rfs_no}]: Assigned to RFS process {pid}\n"
+        f"RFS[{rfs_no}]: Identified database type as 'physical standby': Client is LGWR {client} pid {client_pid}\n"
+        f"Primary database is in {mode} mode\n"
+    )
+
+
+def rfs_selected(gen: Generation, rfs: tuple[int, int], lno: int, thread: int, seq: int, ids: tuple[int, int]) -> str:
+    """Standby side: RFS (number, pid) selected standby log `lno` for a new log; ids = (dbid, branch).
+
+    19c shape VERIFIED; the <= 12.1 shape is INFERRED.
+    """
+    (rfs_no, pid), (dbid, branch) = rfs, ids
+    if gen.iso:
+        return f"{alert_prefix(gen, 'rfs', pid)}Selected LNO:{lno} for T-{thread}.S-{seq} dbid {dbid} branch {branch}\n"
+    return f"RFS[{rfs_no}]: Selected log {lno} for thread {thread} sequence {seq} dbid {dbid} branch {branch}\n"
+
+
+def startup_lines(gen: Generation, parameters: tuple[tuple[str, str], ...]) -> str:
+    """Instance startup entry: the banner line and the non-default parameters (`  name = value`, 24 wide)."""
+    lines = ["Starting ORACLE instance (normal)", *gen.banner, "System parameters with non-default values:"]
+    lines += [f"  {name:<24} = {value}" for name, value in parameters]
+    return "\n".join(lines) + "\n"
+
+
+def archive_dest(service: str, transport: str, db: str, standby_source: bool = False) -> str:
+    """Value of a LOG_ARCHIVE_DEST_n parameter: SYNC AFFIRM, SYNC NOAFFIRM (FASTSYNC) or ASYNC."""
+    attrs = {"SYNC": "SYNC AFFIRM", "FASTSYNC": "SYNC NOAFFIRM", "ASYNC": "ASYNC NOAFFIRM"}[transport]
+    valid = "STANDBY_LOGFILES,STANDBY_ROLE" if standby_source else "ONLINE_LOGFILES,PRIMARY_ROLE"
+    return f'"SERVICE={service} {attrs} VALID_FOR=({valid}) DB_UNIQUE_NAME={db}"'
+
+
+# --- trace maps and an unrelated foreground ----------------------------------------------------------------------
+
+
+def trace_map(trace_name: str, size: int) -> bytes:
+    """Content of the `.trm` beside a `.trc`: ADR's binary index. Invented bytes of no meaning (never parsed)."""
+    return b"TRM\x00\x02\x00\x00\x00" + size.to_bytes(8, "little") + trace_name.encode("ascii") + b"\x00" * 8
+
+
+def cursor_wait(gen: Generation, cursor: int, event: str, ela: int, params: str, tim: int) -> str:
+    """A 10046 WAIT line of a foreground cursor."""
+    sep = " " if gen.ela_space else ""
+    return f"WAIT #{cursor}: nam='{event}' ela={sep}{ela} {params} obj#={gen.no_object} tim={tim}\n"
+
+
+def cursor_parse(cursor: int, sql: str, command: int, tim: int, ids: tuple[int, int, str], elapsed: int) -> str:
+    """A statement's `PARSING IN CURSOR` block and its PARSE line (10046); ids = (hash value, address, sql_id)."""
+    hv, address, sqlid = ids
+    return (
+        "=====================\n"
+        f"PARSING IN CURSOR #{cursor} len={len(sql)} dep=0 uid=109 oct={command} lid=109 tim={tim} "
+        f"hv={hv} ad='{address:x}' sqlid='{sqlid}'\n"
+        f"{sql}\nEND OF STMT\n"
+        f"PARSE #{cursor}:c=0,e={elapsed},p=0,cr=0,cu=0,mis=0,r=0,dep=0,og=1,plh=0,tim={tim}\n"
+    )
+
+
+def cursor_exec(cursor: int, elapsed: int, gets: tuple[int, int], rows: int, plan: int, tim: int) -> str:
+    """An EXEC line (10046); gets = (consistent, current)."""
+    cr, cu = gets
+    return f"EXEC #{cursor}:c=0,e={elapsed},p=0,cr={cr},cu={cu},mis=0,r={rows},dep=0,og=1,plh={plan},tim={tim}\n"
+
+
+def transaction_end(tim: int) -> str:
+    """The XCTEND line of a commit (10046)."""
+    return f"XCTEND rlbk=0, rd_only=0, tim={tim}\n"
+
+
+def cursor_close(cursor: int, tim: int) -> str:
+    """A CLOSE line (10046)."""
+    return f"CLOSE #{cursor}:c=0,e=3,dep=0,type=3,tim={tim}\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from analyzer.simulate.formats import ORACLE_BASE, Generation, HostClock
+from analyzer.simulate.formats import ORACLE_BASE, Generation, HostClock, segment_file_name
 
 #: DNS domain of the simulated hosts (reserved `.example` name)
 DOMAIN = "dbnet.example"
@@ -38,6 +38,10 @@ class Process:
     #: 23c+ session-block lines of a remote client; empty when not shown
     client_ip: str = ""
     connection_id: str = ""
+    #: `YYYY-MM-DD` directory between the host and `diag` (a share that housekeeping fills per day)
+    day: str = ""
+    #: segment of the process's trace (0: the first file)
+    segment: int = 0
 
     @property
     def fqdn(self) -> str:
@@ -45,14 +49,25 @@ class Process:
         return f"{self.host}.{DOMAIN}"
 
     @property
+    def stem(self) -> str:
+        """`<sid>_<pname>_<pid>`."""
+        return f"{self.sid}_{self.pname}_{self.pid}"
+
+    @property
     def file_name(self) -> str:
-        """`<sid>_<pname>_<pid>.trc`."""
-        return f"{self.sid}_{self.pname}_{self.pid}.trc"
+        """`<sid>_<pname>_<pid>.trc`, or the name of a later segment."""
+        return segment_file_name(self.stem, self.segment)
 
     @property
     def trace_dir(self) -> PurePosixPath:
-        """Directory below the output directory: `<host>/diag/rdbms/<db>/<sid>/trace`."""
-        return PurePosixPath(self.host, "diag", "rdbms", self.db, self.sid, "trace")
+        """Directory below the output directory: `<host>[/<day>]/diag/rdbms/<db>/<sid>/trace`."""
+        day = (self.day,) if self.day else ()
+        return PurePosixPath(self.host, *day, "diag", "rdbms", self.db, self.sid, "trace")
+
+    @property
+    def oracle_path(self) -> str:
+        """Full path of the file on its host, as `Trace file` and the continuation lines print it."""
+        return f"{ORACLE_BASE}/diag/rdbms/{self.db}/{self.sid}/trace/{self.file_name}"
 
 
 def header(generation: Generation, process: Process, clock: HostClock, t: int) -> str:
@@ -61,8 +76,7 @@ def header(generation: Generation, process: Process, clock: HostClock, t: int) -
 
 
 def _file_header(gen: Generation, proc: Process) -> list[str]:
-    path = f"{ORACLE_BASE}/diag/rdbms/{proc.db}/{proc.sid}/trace/{proc.file_name}"
-    lines = [f"Trace file {path}", *gen.banner]
+    lines = [f"Trace file {proc.oracle_path}", *gen.banner]
     if gen.version is not None:
         lines.append(f"Version {gen.version}")
     if gen.build_label is not None:

@@ -16,6 +16,12 @@ FORMAT_VERSIONS = tuple(GENERATIONS)
 SCENARIO_NAMES = tuple(SCENARIOS)
 #: remote writes per primary thread when neither `writes` nor `size_bytes` is given
 DEFAULT_WRITES = 1000
+#: transport of the primary's SYNC destinations: SYNC AFFIRM, or SYNC NOAFFIRM (FASTSYNC, 12.1+)
+TRANSPORTS = ("sync", "fastsync")
+#: single standby; two SYNC standbys; a far sync that forwards ASYNC to the terminal standby (12.1+)
+TOPOLOGIES = ("single", "two-sync", "far-sync")
+#: smallest --segment-bytes: a segment must hold its header and at least one write
+MIN_SEGMENT_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -49,12 +55,33 @@ class SimOptions:
     lgwr_warning_ms: int = 100
     #: primary sender process: "nss" (NSS2, 11.2.0.4 and later) or "lns" (LNS1, 11.1 style)
     sender: str = "nss"
+    # The options below are off by default; a set that uses none of them is written exactly as
+    # before they existed (same bytes, the classic truth.csv columns).
+    #: "sync" (SYNC AFFIRM) or "fastsync" (SYNC NOAFFIRM)
+    transport: str = "sync"
+    #: "single", "two-sync" or "far-sync"
+    topology: str = "single"
+    #: an ASYNC sender beside each thread's SYNC sender, to a third destination
+    async_sender: bool = False
+    #: cut every process's trace into segments of about this many bytes (between writes)
+    segment_bytes: int | None = None
+    #: delete this segment (1 = the first after the first file) of every process that has a later one
+    drop_segment: int = 0
+    #: probability per LGWR write of a `log write broadcast wait time` warning
+    lgwr_broadcast_rate: float = 0.0
+    #: an adaptive log file sync switch every this many LGWR writes (0: never)
+    lgwr_mode_switch_every: int = 0
+    #: alert logs, `.trm` trace maps and one unrelated foreground trace per host
+    extras: bool = False
 
     def __post_init__(self) -> None:
         """Reject values the simulator cannot honour, with a message for the user."""
         _check_choice("--scenario", self.scenario, SCENARIO_NAMES)
         _check_choice("--format-version", self.format_version, FORMAT_VERSIONS)
         _check_choice("sender", self.sender, ("nss", "lns"))
+        _check_choice("--transport", self.transport, TRANSPORTS)
+        _check_choice("--topology", self.topology, TOPOLOGIES)
+        self._check_new_options()
         if self.writes is not None and self.size_bytes is not None:
             raise UsageError("give --writes or --size, not both")
         _check_positive("--writes", self.writes)
@@ -75,12 +102,62 @@ class SimOptions:
         parse_offset(self.primary_tz)
         parse_offset(self.standby_tz)
 
+    def _check_new_options(self) -> None:
+        old = self.format_version == "11.2"
+        if old and self.transport == "fastsync":
+            raise UsageError("--transport fastsync (SYNC NOAFFIRM) needs --format-version 12.1 or later")
+        if old and self.topology == "far-sync":
+            raise UsageError("--topology far-sync needs --format-version 12.1 or later")
+        if self.sender == "lns" and (self.topology != "single" or self.async_sender):
+            raise UsageError("the LNS sender is only simulated with a single SYNC destination")
+        if self.segment_bytes is not None and self.segment_bytes < MIN_SEGMENT_BYTES:
+            raise UsageError(f"--segment-bytes must be at least {MIN_SEGMENT_BYTES}, not {self.segment_bytes}")
+        if self.drop_segment < 0:
+            raise UsageError(f"--drop-segment must be 1 or more, not {self.drop_segment}")
+        if self.drop_segment and self.segment_bytes is None:
+            raise UsageError("--drop-segment needs --segment-bytes")
+        if not 0.0 <= self.lgwr_broadcast_rate <= 1.0:
+            raise UsageError(f"--lgwr-broadcast-rate must be a probability, not {self.lgwr_broadcast_rate}")
+        if self.lgwr_mode_switch_every < 0:
+            raise UsageError(f"--lgwr-mode-switch-every must be 0 or more, not {self.lgwr_mode_switch_every}")
+
+    @property
+    def classic(self) -> bool:
+        """True when none of the newer options is used: the set keeps the classic layout and truth columns."""
+        return self == SimOptions(**{k: getattr(self, k) for k in CLASSIC_FIELDS})
+
+    @property
+    def lgwr_events(self) -> bool:
+        """True when LGWR prints more than long-write warnings (lgwr_events.csv is written)."""
+        return self.lgwr_broadcast_rate > 0.0 or self.lgwr_mode_switch_every > 0
+
     @property
     def writes_per_thread(self) -> int | None:
         """The write budget per thread, or None when the size budget applies."""
         if self.size_bytes is not None:
             return None
         return DEFAULT_WRITES if self.writes is None else self.writes
+
+
+#: the options that existed before topologies, segments, LGWR events and extras
+CLASSIC_FIELDS = (
+    "scenario",
+    "format_version",
+    "writes",
+    "size_bytes",
+    "threads",
+    "rtt_ms",
+    "net_spike_rate",
+    "io_spike_rate",
+    "log_switch_every",
+    "standby_skew_s",
+    "primary_tz",
+    "standby_tz",
+    "noise",
+    "seed",
+    "lgwr_warning_ms",
+    "sender",
+)
 
 
 @dataclass(frozen=True)
@@ -97,6 +174,12 @@ class SimResult:
     writes: int
     #: total size of the .trc files
     trace_bytes: int
+    #: segments deleted by `drop_segment` (not in `files`)
+    deleted: tuple[Path, ...] = ()
+    #: lgwr_events.csv, when LGWR events were simulated
+    lgwr_events: Path | None = None
+    #: alert logs, `.trm` files and foreground traces (`extras`)
+    extras: tuple[Path, ...] = ()
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
-from analyzer.simulate.formats import Generation, HostClock
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from random import Random
+
+from analyzer.simulate.formats import (
+    DEST_CHECK_MESSAGE,
+    SWITCH_MESSAGE,
+    Generation,
+    HostClock,
+    adaptive_sync_switch,
+    adaptive_sync_update,
+    broadcast_warning,
+    standby_log_number,
+)
 from analyzer.simulate.model import (
     IO_EVENTS,
     NOISE_NSS_BLANKS,
@@ -12,6 +26,7 @@ from analyzer.simulate.model import (
     NOISE_RFS_WAIT,
     Write,
 )
+from analyzer.simulate.truth import UtcText
 
 _FIELDS = "oper='Write' flag=67111042 thrd={thread} seq={seq} msgid="
 SEND = "Client sending SQLNET request data [kpurcs] " + _FIELDS
@@ -49,12 +64,23 @@ class _ProcessText:
 
 
 class NssText(_ProcessText):
-    """Event 16410 client lines of one NSS (or LNS) process: send stamp below, ack stamp above."""
+    """Event 16410 client lines of one sender (NSS, LNS, NSA, TT): send stamp below, ack stamp above."""
 
-    def __init__(self, gen: Generation, clock: HostClock, thread: int, out: list[str], start: int) -> None:
-        """Lines for primary `thread`, appended to `out`; the session started at `start`."""
+    def __init__(
+        self,
+        gen: Generation,
+        clock: HostClock,
+        thread: int,
+        out: list[str],
+        start: int,
+        dest: int = 2,
+        transport: str = "SYNC",
+    ) -> None:
+        """Lines for primary `thread` sent to LOG_ARCHIVE_DEST_`dest`, appended to `out`; session started at `start`."""
         super().__init__(clock, out, start)
         self._thread = thread
+        self._dest = dest
+        self._switch = SWITCH_MESSAGE["ASYNC" if transport == "ASYNC" else "SYNC"]
         send_line, ack_line = gen.krs_lines[0], gen.krs_lines[1]
         self._send_sfx = gen.krs_suffix("krsu.c", send_line) + "\n"
         self._ack_sfx = gen.krs_suffix("krsu.c", ack_line) + "\n"
@@ -71,10 +97,10 @@ class NssText(_ProcessText):
         if w.t1 >= self._next_adr:
             self._adr(w.t1)
         if w.new_log:
-            switch = f"krsu_sync_switch: SYNC transport moves to T-{self._thread}.S-{w.seq} (LAD:2)"
+            switch = self._switch.format(thread=self._thread, seq=w.seq, dest=self._dest)
             out.append(self._stamped(w.t1 - 40, self._switch_sfx, switch))
         if w.noise == NOISE_NSS_MESSAGE:
-            out.append(f"krsu_dest_check: LAD:2 VALID, T-{self._thread}.S-{w.seq} acked\n")
+            out.append(DEST_CHECK_MESSAGE.format(dest=self._dest, thread=self._thread, seq=w.seq))
         nl = "\n\n" if w.noise == NOISE_NSS_BLANKS else "\n"
         q1, q4 = clock.printed(w.t1), clock.printed(w.t4)
         out.append(f"{self._send}{w.msgid}{nl}*** {clock.krs(q1)}{self._send_sfx}")
@@ -113,8 +139,16 @@ class RfsText(_ProcessText):
         self._recv = self._done = ""
         self._prev_t3 = start
 
-    def record(self, w: Write) -> tuple[int, int, int]:
-        """Append one write; return printed (t2, t3) standby readings and the I/O wait time (µs)."""
+    @property
+    def last_end(self) -> int:
+        """True µs when the RFS finished its last write (its last wait, for FASTSYNC)."""
+        return self._prev_t3
+
+    def record(self, w: Write) -> tuple[int, int, int, int]:
+        """Append one write; return printed (t2, t3) standby readings and the I/O wait time (µs).
+
+        The last value is the I/O wait time printed after the finished message (FASTSYNC), else 0.
+        """
         if w.seq != self._seq:
             self._seq = w.seq
             self._recv = RECEIVED.format(thread=self._thread, seq=w.seq)
@@ -124,8 +158,12 @@ class RfsText(_ProcessText):
         blank = "\n" if w.noise == NOISE_RFS_BLANKS else ""
         q2, q3 = clock.printed(w.t2), clock.printed(w.t3)
         out.append(f"{self._recv}{w.msgid}\n{blank}*** {clock.krs(q2)}{self._recv_sfx}{blank}")
-        io = 0
-        for event, ela, end in w.waits:
+        io = late = 0
+        t3 = w.t3
+        inside = w.waits
+        if inside and inside[-1][2] > t3:
+            inside = tuple(x for x in w.waits if x[2] <= t3)
+        for event, ela, end in inside:
             if end >= self._next_adr:
                 self._adr(end)
             out.append(waits[event] % (ela, end + shift))
@@ -134,14 +172,22 @@ class RfsText(_ProcessText):
             if event in IO_EVENTS:
                 io += ela
         out.append(f"{self._done}{w.msgid}\n{blank}*** {clock.krs(q3)}{self._done_sfx}")
-        self._prev_t3 = w.t3
-        return q2, q3, io
+        self._prev_t3 = t3
+        if len(inside) < len(w.waits):  # FASTSYNC: the standby redo log write comes after the finish
+            for event, ela, end in w.waits[len(inside) :]:
+                if end >= self._next_adr:
+                    self._adr(end)
+                out.append(waits[event] % (ela, end + shift))
+                if event in IO_EVENTS:
+                    late += ela
+                self._prev_t3 = end
+        return q2, q3, io, late
 
     def _between(self, w: Write) -> None:
         """Lines between the previous write and this one: log switch, noise, the idle wait."""
         out, prev = self._out, self._prev_t3
         if w.new_log:
-            lno = 11 + (self._thread - 1) * 4 + w.seq % 4
+            lno = standby_log_number(self._thread, w.seq)
             pick = f"krsr_srl_pick: Standby log LNO:{lno} chosen for T-{self._thread}.S-{w.seq}"
             out.append(self._stamped(prev + 4, self._info_sfx, pick))
         if w.noise == NOISE_RFS_MESSAGE:
@@ -156,18 +202,93 @@ class RfsText(_ProcessText):
         out.append(self._idle % (idle if idle > 0 else 0, idle_end + self._tim_shift))
 
 
-class LgwrText:
-    """`Warning: log write elapsed time` lines of one LGWR, each under its ADR wall-clock line."""
+@dataclass(frozen=True)
+class LgwrEvents:
+    """LGWR lines beyond the long-write warnings, drawn from their own random stream."""
 
-    def __init__(self, clock: HostClock, threshold_ms: int, out: list[str]) -> None:
+    gen: Generation
+    rng: Random
+    #: probability per LGWR write of a `log write broadcast wait time` warning
+    broadcast_rate: float
+    #: an adaptive log file sync switch (post/wait <-> polling) every this many writes; 0: never
+    switch_every: int
+    #: SCN of the thread at a true time
+    scn: Callable[[int], int]
+    host: str
+    thread: int
+
+
+class LgwrText:
+    """`Warning: log write elapsed time` lines of one LGWR, each under its ADR wall-clock line.
+
+    With `events`, also broadcast wait warnings and adaptive log file sync switches, and a row per line
+    for lgwr_events.csv appended to `rows` (`count` rows so far).
+    """
+
+    def __init__(
+        self,
+        clock: HostClock,
+        threshold_ms: int,
+        out: list[str],
+        events: LgwrEvents | None = None,
+        rows: list[str] | None = None,
+    ) -> None:
         """Warn for LGWR writes of at least `threshold_ms`."""
         self._clock = clock
         self._threshold = threshold_ms
         self._out = out
+        self._events = events
+        self._rows = rows if rows is not None else []
+        self.count = 0
+        self._writes = 0
+        self._last = 0
+        self._polling = False
+        self._utc = UtcText()
 
     def record(self, w: Write) -> None:
         """Append the warning of this write if its LGWR elapsed time reaches the threshold."""
+        if self._events is not None:
+            self._record_events(w, self._events)
+            return
         ms = w.lgwr_elapsed // 1000
         if ms >= self._threshold:
             when = self._clock.adr(w.lgwr_start + w.lgwr_elapsed)
             self._out.append(f"{when}Warning: log write elapsed time {ms}ms, size {w.size_kb}KB\n")
+
+    def _record_events(self, w: Write, ev: LgwrEvents) -> None:
+        """The write's lines in time order: a mode switch before it, its warnings after it."""
+        out, clock, rng = self._out, self._clock, ev.rng
+        self._writes += 1
+        if ev.switch_every and self._writes % ev.switch_every == 0:
+            at = max(w.lgwr_start, self._last + 1)
+            self._polling = to_polling = not self._polling
+            values = _alfs_values(rng, to_polling)
+            delay, rate = rng.randrange(0, 4), rng.randrange(2, 400)
+            out.append(adaptive_sync_update(to_polling, values))
+            out.append(clock.adr(at) + adaptive_sync_switch(to_polling, delay, rate))
+            self._row(at, "switch_to_polling" if to_polling else "switch_to_post_wait", "", ev)
+        end = w.lgwr_start + w.lgwr_elapsed
+        ms = w.lgwr_elapsed // 1000
+        if ms >= self._threshold:
+            at = max(end, self._last + 1)
+            out.append(f"{clock.adr(at)}Warning: log write elapsed time {ms}ms, size {w.size_kb}KB\n")
+            self._row(at, "log_write", str(ms), ev)
+        if rng.random() < ev.broadcast_rate:
+            at = max(end + 3, self._last + 1)
+            wait_ms = int(300.0 * math.exp(0.8 * rng.gauss(0.0, 1.0))) + 1
+            out.append(clock.adr(at) + broadcast_warning(ev.gen, wait_ms, ev.scn(at)))
+            self._row(at, "broadcast_wait", str(wait_ms), ev)
+
+    def _row(self, at: int, kind: str, elapsed: str, ev: LgwrEvents) -> None:
+        self._last = at
+        self._rows.append(f"{self._utc(self._clock.adr_reading(at))},{ev.host},{ev.thread},{kind},{elapsed}\n")
+        self.count += 1
+
+
+def _alfs_values(rng: Random, to_polling: bool) -> tuple[int, ...]:
+    """Plausible counters for the `kcrfw_alfs_update_mode:` line (their meaning is undocumented)."""
+    if to_polling:
+        sync = rng.randrange(1200, 4000)
+        poll = sync + rng.randrange(-600, 400)
+        return (rng.randrange(2, 40), rng.randrange(10, 300), sync, poll, poll // 2, rng.randrange(100, 800), 1064)
+    return (rng.randrange(0, 2), 1, rng.randrange(1, 6), rng.randrange(10, 20))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import pickle
-import shutil
 import subprocess
 import sys
 from dataclasses import asdict, replace
@@ -16,14 +14,22 @@ from random import Random
 from subprocess import PIPE
 
 from analyzer.errors import UsageError
+from analyzer.simulate.alert import write_alert_logs
+from analyzer.simulate.extras import write_extras
 from analyzer.simulate.formats import GENERATIONS
-from analyzer.simulate.headers import Process
 from analyzer.simulate.model import SCENARIOS, Profile
-from analyzer.simulate.options import SimOptions, SimResult
-from analyzer.simulate.writer import SetPlan, ThreadJob, run_thread
+from analyzer.simulate.options import CLASSIC_FIELDS, SimOptions, SimResult
+from analyzer.simulate.topology import Clocks, ClockSpec, TopologyOptions, base_processes, thread_layout
+from analyzer.simulate.truth import (
+    EXTENDED_COLUMNS,
+    LGWR_EVENT_COLUMNS,
+    TRUTH_COLUMNS,
+    TruthPart,
+    join_parts,
+)
+from analyzer.simulate.writer import SetPlan, ThreadJob, ThreadOutcome, run_thread
+from analyzer.units import parse_offset
 
-TRUTH_COLUMNS = "thread,seq,msgid,sent_at,total_ms,network_ms,rfs_ms,rfs_io_ms,rfs_other_ms,verdict"
-PRIMARY_DB, STANDBY_DB = "sales", "salesdr"
 #: sets expected to be smaller than this run their threads in this process (no start-up cost)
 PARALLEL_MIN_BYTES = 32 * 2**20
 #: rough trace bytes per remote write, to estimate a set given by --writes
@@ -32,28 +38,73 @@ _BYTES_PER_WRITE = 850
 
 def simulate(outdir: Path, options: SimOptions) -> SimResult:
     """Write a trace set with its truth under `outdir`, which must be new or empty."""
-    _prepare(outdir)
+    prepare(outdir)
     plan = _plan(options)
-    set_rng = Random(f"{options.seed}:set")
-    jobs = [
-        ThreadJob(plan, thread, _processes(options, thread, set_rng), outdir)
-        for thread in range(1, options.threads + 1)
-    ]
-    counts = _run_jobs(jobs)
-    _join_truth(outdir / "truth.csv", jobs)
-    files = tuple(outdir / p.trace_dir / p.file_name for job in jobs for p in job.processes)
+    jobs = set_jobs(plan, outdir)
+    outcomes = run_jobs(jobs)
+    return finish_set(plan, outdir, jobs, outcomes)
+
+
+def set_jobs(plan: SetPlan, outdir: Path, day: str = "", tag: str = "", key: str = "") -> list[ThreadJob]:
+    """One job per primary thread of `plan`; `day`, `tag` and `key` tell apart the sets of a share."""
+    options = plan.options
+    gen = plan.generation
+    seed = key or str(options.seed)
+    set_rng = Random(f"{seed}:set")
+    clocks = Clocks(
+        ClockSpec(0, parse_offset(options.primary_tz), 0),
+        ClockSpec(plan.standby_skew_us, parse_offset(options.standby_tz), plan.tim_shift),
+        seed,
+        gen.epoch_tim,
+        plan.start,
+    )
+    topo = TopologyOptions(gen, options.transport, options.topology, options.async_sender, plan.profile.rtt_ms)
+    jobs = []
+    for thread in range(1, options.threads + 1):
+        base = base_processes(plan.names, thread, options.sender, set_rng, day)
+        layout = thread_layout(topo, plan.names, clocks, thread, base, Random(f"{seed}:topology:{thread}"))
+        jobs.append(ThreadJob(plan, thread, layout, outdir, f"{seed}:thread:{thread}", f"{tag}{thread}"))
+    return jobs
+
+
+def finish_set(plan: SetPlan, outdir: Path, jobs: list[ThreadJob], outcomes: list[ThreadOutcome]) -> SimResult:
+    """Join the truth parts, write LGWR events, alert logs and extras, and scenario.json."""
+    options = plan.options
+    truth = outdir / "truth.csv"
+    if plan.extended:
+        parts = [
+            TruthPart(job.truth_part(k), out.dropped[k], evidence=True)
+            for job, out in zip(jobs, outcomes, strict=True)
+            for k in range(len(job.layout.links))
+        ]
+        join_parts(truth, EXTENDED_COLUMNS, parts)
+    else:
+        join_parts(truth, TRUTH_COLUMNS, [TruthPart(job.truth_part(0)) for job in jobs])
+    events = None
+    if options.lgwr_events:
+        events = outdir / "lgwr_events.csv"
+        lgwr = [TruthPart(j.lgwr_part, o.lgwr_dropped, evidence=True) for j, o in zip(jobs, outcomes, strict=True)]
+        join_parts(events, LGWR_EVENT_COLUMNS, lgwr)
+    files = tuple(p for out in outcomes for p in out.files)
+    extras: tuple[Path, ...] = ()
+    if options.extras:
+        startup = plan.start - 31 * 3_600_000_000
+        extras = tuple(write_alert_logs(outdir, plan, jobs, startup)) + write_extras(outdir, plan, jobs, files)
     result = SimResult(
         files,
-        outdir / "truth.csv",
+        truth,
         outdir / "scenario.json",
-        sum(done for done, _ in counts),
-        sum(written for _, written in counts),
+        sum(sum(out.rows) for out in outcomes),
+        sum(out.trace_bytes for out in outcomes),
+        tuple(p for out in outcomes for p in out.deleted),
+        events,
+        extras,
     )
-    _write_scenario(plan, result, outdir)
+    _write_scenario(plan, result, outdir, jobs)
     return result
 
 
-def _prepare(outdir: Path) -> None:
+def prepare(outdir: Path) -> None:
     if outdir.exists() and (not outdir.is_dir() or any(outdir.iterdir())):
         raise UsageError(f"{outdir} exists and is not an empty directory; choose a new one")
     outdir.mkdir(parents=True, exist_ok=True)
@@ -67,10 +118,12 @@ def _plan(options: SimOptions) -> SetPlan:
     # Linux up to 12.1: tim is the standby's gettimeofday(); later: a counter since some boot
     tim_shift = skew if gen.epoch_tim else rng.randrange(10**11, 9 * 10**12) - start
     first_msgid = rng.randrange(10_000, 200_000)
-    return SetPlan(options, gen, _resolve_profile(options), start, skew, tim_shift, first_msgid)
+    scn_base = Random(f"{options.seed}:scn").randrange(10**9, 10**12)
+    profile = resolve_profile(options)
+    return SetPlan(options, gen, profile, start, skew, tim_shift, first_msgid, scn_base=scn_base, scn_start=start)
 
 
-def _resolve_profile(options: SimOptions) -> Profile:
+def resolve_profile(options: SimOptions) -> Profile:
     """The scenario's profile with the command-line overrides applied."""
     p = SCENARIOS[options.scenario]
     return replace(
@@ -82,7 +135,7 @@ def _resolve_profile(options: SimOptions) -> Profile:
     )
 
 
-def _run_jobs(jobs: list[ThreadJob]) -> list[tuple[int, int]]:
+def run_jobs(jobs: list[ThreadJob]) -> list[ThreadOutcome]:
     """Run the threads here, or in parallel processes when the set is large.
 
     Threads are independent (own processes, files and random stream), so the bytes are the same either way.
@@ -94,91 +147,52 @@ def _run_jobs(jobs: list[ThreadJob]) -> list[tuple[int, int]]:
     return _run_in_children(jobs)
 
 
-def _run_in_children(jobs: list[ThreadJob]) -> list[tuple[int, int]]:
-    """One `python -m analyzer.simulate.worker JOBFILE` per thread, all at once.
+def _run_in_children(jobs: list[ThreadJob]) -> list[ThreadOutcome]:
+    """One `python -m analyzer.simulate.worker JOBFILE` per thread, as many at once as there are cores.
 
     Child interpreters, not multiprocessing: fork is unsafe once the caller runs threads (polars), and
     spawn re-imports the caller's main script, which breaks scripts without a `__main__` guard.
     """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    children: list[subprocess.Popen[bytes]] = []
+    limit = max(2, os.cpu_count() or 2)
+    outcomes: dict[int, ThreadOutcome] = {}
+    running: list[tuple[int, subprocess.Popen[bytes]]] = []
     try:
-        for job in jobs:
+        for index, job in enumerate(jobs):
+            if len(running) == limit:
+                done, child = running.pop(0)
+                outcomes[done] = _collect(child, jobs[done])
             job.job_file.write_bytes(pickle.dumps(job))
             command = [sys.executable, "-m", "analyzer.simulate.worker", str(job.job_file)]
-            children.append(subprocess.Popen(command, stdout=PIPE, stderr=PIPE, env=env))
-        return [_collect(child, job) for child, job in zip(children, jobs, strict=True)]
+            running.append((index, subprocess.Popen(command, stdout=PIPE, stderr=PIPE, env=env)))
+        while running:
+            done, child = running.pop(0)
+            outcomes[done] = _collect(child, jobs[done])
+        return [outcomes[index] for index in range(len(jobs))]
     finally:
-        for child in children:
-            if child.returncode is None:  # only after a failure: stop the rest
-                child.kill()
-                child.communicate()
+        for _, child in running:  # only after a failure: stop the rest
+            child.kill()
+            child.communicate()
         for job in jobs:
             job.job_file.unlink(missing_ok=True)
 
 
-def _collect(child: subprocess.Popen[bytes], job: ThreadJob) -> tuple[int, int]:
+def _collect(child: subprocess.Popen[bytes], job: ThreadJob) -> ThreadOutcome:
     out, err = child.communicate()
     if child.returncode != 0:
         detail = err.decode("utf-8", "replace").strip()
         raise RuntimeError(f"simulating thread {job.thread} failed in a child process:\n{detail}")
-    counts: tuple[int, int] = pickle.loads(out)
-    return counts
+    outcome: ThreadOutcome = pickle.loads(out)
+    return outcome
 
 
-def _join_truth(truth: Path, jobs: list[ThreadJob]) -> None:
-    with truth.open("wb") as out:
-        out.write(f"{TRUTH_COLUMNS}\n".encode("ascii"))
-        for job in jobs:
-            with job.truth_part.open("rb") as part:
-                shutil.copyfileobj(part, out, 1 << 20)
-            job.truth_part.unlink()
-
-
-def _processes(options: SimOptions, thread: int, rng: Random) -> tuple[Process, Process, Process]:
-    """The NSS and LGWR of primary instance `thread`, and the RFS serving it on the standby."""
-    sender = "NSS2" if options.sender == "nss" else "LNS1"
-    nss = _background(thread, sender, rng.randrange(30, 60), rng)
-    lgwr = _background(thread, "LGWR", rng.randrange(10, 30), rng)
-    rfs = Process(
-        host="stby01",
-        db=STANDBY_DB,
-        sid=f"{STANDBY_DB}1",
-        pname="rfs",
-        image="",
-        pid=rng.randrange(2000, 99_999),
-        number=rng.randrange(60, 400),
-        thread=1,
-        session=f"{rng.randrange(100, 5000)}.{rng.randrange(1, 60000)}",
-        service="SYS$USERS",
-        module=f"oracle@{nss.host} ({sender})",
-        client_ip=f"10.20.30.{10 + thread}",
-        connection_id=base64.b64encode(rng.randbytes(16)).decode("ascii"),
-    )
-    return nss, lgwr, rfs
-
-
-def _background(thread: int, name: str, number: int, rng: Random) -> Process:
-    """A background process (NSS2, LNS1, LGWR) of primary instance `thread`."""
-    return Process(
-        host=f"prim{thread:02d}",
-        db=PRIMARY_DB,
-        sid=f"{PRIMARY_DB}{thread}",
-        pname=name.lower(),
-        image=name,
-        pid=rng.randrange(2000, 99_999),
-        number=number,
-        thread=thread,
-        session=f"{rng.randrange(100, 2000)}.{rng.randrange(1, 60000)}",
-        service="SYS$BACKGROUND",
-        module="",
-    )
-
-
-def _write_scenario(plan: SetPlan, result: SimResult, outdir: Path) -> None:
+def _write_scenario(plan: SetPlan, result: SimResult, outdir: Path, jobs: list[ThreadJob]) -> None:
     start = datetime.fromtimestamp(plan.start / 1_000_000, UTC).isoformat()
-    document = {
-        "options": asdict(plan.options),
+    options = asdict(plan.options)
+    if not plan.extended:
+        options = {k: v for k, v in options.items() if k in CLASSIC_FIELDS}
+    document: dict[str, object] = {
+        "options": options,
         "profile": asdict(plan.profile),
         "start_utc": start,
         "files": [f.relative_to(outdir).as_posix() for f in result.files],
@@ -186,4 +200,20 @@ def _write_scenario(plan: SetPlan, result: SimResult, outdir: Path) -> None:
         "writes": result.writes,
         "trace_bytes": result.trace_bytes,
     }
+    if plan.extended:
+        document["truth_columns"] = EXTENDED_COLUMNS.split(",")
+        document["links"] = [link_document(job, k) for job in jobs for k in range(len(job.layout.links))]
+        document["deleted"] = [f.relative_to(outdir).as_posix() for f in result.deleted]
+        document["extras"] = [f.relative_to(outdir).as_posix() for f in result.extras]
+        if result.lgwr_events is not None:
+            document["lgwr_events"] = result.lgwr_events.name
     result.scenario.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def link_document(job: ThreadJob, index: int) -> dict[str, object]:
+    """What scenario.json says about one link: its ends, transport and destination."""
+    spec = job.layout.links[index]
+    ends = {}
+    for side, process in (("sender", spec.sender), ("receiver", spec.receiver)):
+        ends[side] = {"host": process.host, "db": process.db, "sid": process.sid, "process": process.image or "RFS"}
+    return {"thread": job.thread, "kind": spec.kind, "transport": spec.transport, "dest": spec.dest, **ends}

@@ -30,6 +30,8 @@ def test_wheel_contains_every_grammar_and_the_package(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for family in Family:
         assert f"analyzer/grammars/{family.value}.lark" in names
+    for companion in ("oratcptest", "awr"):  # the --baseline and --awr readers
+        assert f"analyzer/grammars/{companion}.lark" in names
     assert "analyzer/cli.py" in names and "analyzer/py.typed" in names
     assert not any(n.startswith(("tests/", "samples/", "scripts/")) for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
@@ -44,7 +46,8 @@ def test_unpacked_wheel_loads_its_own_grammars(wheel: Path, tmp_path: Path) -> N
     code = (
         "from analyzer.grammar import grammar_dir, parse_line, Family;"
         "print(grammar_dir());"
-        "print(parse_line(Family.WAIT, \"WAIT #0: nam='RFS write' ela= 5 p1=0 tim=9\").ela_us)"
+        "print(parse_line(Family.WAIT, \"WAIT #0: nam='RFS write' ela= 5 p1=0 tim=9\").ela_us);"
+        "from analyzer.textinput import grammar_file; print(grammar_file('awr').parent)"
     )
     done = subprocess.run(
         [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); {code}"],
@@ -53,6 +56,6 @@ def test_unpacked_wheel_loads_its_own_grammars(wheel: Path, tmp_path: Path) -> N
         text=True,
         cwd=tmp_path,
     )
-    where, ela = done.stdout.split()
-    assert Path(where) == tmp_path / "analyzer" / "grammars"
+    where, ela, companions = done.stdout.split()
+    assert Path(where) == Path(companions) == tmp_path / "analyzer" / "grammars"
     assert ela == "5"
