@@ -410,21 +410,7 @@ def inventory_command(
         raise typer.Exit(int(result.exit_code))
 
 
-SIMULATE_EXAMPLES = """Examples:
-
-  dgtrace simulate /tmp/demo
-
-  dgtrace simulate /tmp/big --size 500MB --scenario mixed
-
-  dgtrace simulate /tmp/rac121 --format-version 12.1 --standby-tz +01:00 --standby-skew-s 37.5"""
-
-
-@app.command(
-    "simulate",
-    cls=_Command,
-    help="Write a realistic simulated trace set with its truth (truth.csv).",
-    epilog=SIMULATE_EXAMPLES,
-)
+@app.command("simulate", cls=_Command)  # its help and examples are the docstring of simulate_command
 @functools.wraps(simulate_command)
 def _simulate(*args: Any, **kwargs: Any) -> None:
     with _guard():

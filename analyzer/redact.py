@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import TextIO
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any, TextIO
 
 import polars as pl
 
@@ -105,18 +105,65 @@ def _collect(a: Analysis) -> Pseudonyms:
         if found:
             databases.add(found["db"])
             instances.add(found["inst"])
-    for frame, columns in ((a.writes, ("primary_host", "standby_host")), (a.clock, ("primary_host", "standby_host"))):
+    for f in a.files:  # what the path and head say (lower case, short host names)
+        ident = f.identity
+        hosts |= {h for h in (ident.host, ident.client_host) if h}
+        databases |= {ident.db} if ident.db else set()
+        instances |= {ident.instance} if ident.instance else set()
+    for config in a.topology.configurations:
+        for db in config.databases:
+            databases |= {db.name} if db.name else set()
+            hosts |= set(db.hosts)
+            instances |= set(db.instances)
+    frames = (a.writes, a.clock, a.shipments, a.shipment_clock)
+    for frame, columns in ((frame, ("primary_host", "standby_host")) for frame in frames):
         for column in columns:
             hosts |= {h for h in frame[column].cast(pl.String).unique().to_list() if h}
     names = Pseudonyms()
+    hosts = _fullest(hosts - {f.source.label for f in a.files})  # a file without a host stands for it
     for value in sorted(hosts, key=str.lower):
         names.name(names.hosts, "host", value)
+    databases = {d.lower() for d in databases}
     for value in sorted(databases, key=str.lower):
         names.name(names.databases, "db", value)
-    for value in sorted(instances - databases, key=str.lower):
+    for value in sorted({i for i in instances if i.lower() not in databases}, key=str.lower):
         names.name(names.instances, "inst", value)
     names.seal()
     return names
+
+
+def _fullest(hosts: set[str]) -> set[str]:
+    """One name per host: the full name when both it and its short name are known (`prim01`,
+    `PRIM01` and `prim01.dbnet.example` are one host, one pseudonym)."""
+    out: dict[str, str] = {}
+    for host in sorted(hosts, key=lambda h: (-len(h), h)):
+        out.setdefault(short_host(host), host)
+    return set(out.values())
+
+
+def _deep(value: Any, text: Callable[[str], str | None]) -> Any:
+    """A value with every string in it through `text`: strings, tuples, lists, dicts, frames and
+    (frozen) dataclasses, rebuilt only where something changed; anything else as it is."""
+    if isinstance(value, str):
+        new = text(value)
+        return value if new is None or new == value else new
+    if isinstance(value, pl.DataFrame):
+        return _frame(value, text)
+    if isinstance(value, tuple | list):
+        items = [_deep(v, text) for v in value]
+        return value if all(x is y for x, y in zip(items, value, strict=True)) else type(value)(items)
+    if isinstance(value, dict):
+        return {_deep(k, text): _deep(v, text) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {}
+        for f in fields(value):
+            if f.init:
+                old = getattr(value, f.name)
+                new = _deep(old, text)
+                if new is not old:
+                    changed[f.name] = new
+        return replace(value, **changed) if changed else value
+    return value
 
 
 def _labels(a: Analysis, names: Pseudonyms) -> dict[str, str]:
@@ -211,18 +258,22 @@ def redact(a: Analysis) -> tuple[Analysis, Pseudonyms]:
     names.seal()
 
     def value(text: str) -> str | None:
-        host = names.hosts.get(text)
-        return host or labels.get(text) or names.text(text)
+        return labels.get(text) or names.hosts.get(text) or names.text(text)
 
     files = [_file(f, names, labels[f.source.label], value) for f in a.files]
     skipped = [
         Skipped(labels.get(s.label, names.text(s.label) or ""), names.text(s.reason) or "", s.partial)
         for s in a.skipped
     ]
+    files = [replace(f, identity=_deep(f.identity, value)) for f in files]
     redacted = replace(
         a,
         options=_options(a.options, names),
         files=files,
+        topology=_deep(a.topology, value),
+        shipments=_frame(a.shipments, value),
+        shipment_clock=_frame(a.shipment_clock, value),
+        link_counts=_deep(a.link_counts, value),
         skipped=skipped,
         writes=_frame(a.writes, value),
         unmatched=_frame(a.unmatched, value),

@@ -112,3 +112,17 @@ def test_a_file_named_like_no_trace_gets_a_neutral_name(tmp_path: Path) -> None:
     out = _run([str(tmp_path), "--redact", "--format", "json"])
     assert "acme" not in out and "payroll" not in out
     assert json.loads(out)["files"][0]["file"] == "file-1.trc"
+
+
+def test_a_share_of_configurations_leaks_no_database_name(tmp_path: Path) -> None:
+    """Two configurations over two days: configuration, database and link names are pseudonyms too."""
+    from analyzer.simulate import ShareOptions, simulate_share
+
+    simulate_share(tmp_path / "share", ShareOptions(configs=2, days=1, writes=40, threads=1, extras=False))
+    plain = _run([str(tmp_path / "share"), "--format", "json"])
+    redacted = _run([str(tmp_path / "share"), "--format", "json", "--redact"])
+    doc = json.loads(redacted)
+    assert "hrdr" in plain and "salesdr" in plain
+    for secret in ("sales", "hrdr", "prim01", "stby01", str(tmp_path)):
+        assert secret not in redacted, secret
+    assert sorted(c["name"] for c in doc["summary"]["configurations"]) == ["db-1", "db-3"]
