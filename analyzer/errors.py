@@ -17,6 +17,8 @@ class ExitCode(IntEnum):
     NO_INPUT = 3
     #: a bug in dgtrace (the message says so; --debug shows the traceback)
     INTERNAL = 4
+    #: `dgtrace batch`: another run is writing the same dataset (try again later)
+    BUSY = 5
     #: the report could not be written (a folder that does not exist, no permission, a full disk); an
     #: earlier report of that name is kept and no partial file is left
     OUTPUT = 6
