@@ -26,7 +26,7 @@ from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_
 from analyzer.links import Topology
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file
-from analyzer.results import Analysis, FileResult, Options, ProgressHook
+from analyzer.results import Analysis, FileResult, Options, ProgressHook, assume_common_zones
 from analyzer.schemas import empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
@@ -168,7 +168,9 @@ def _timed(batched: Batched, options: Options) -> tuple[pl.DataFrame, pl.DataFra
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:
-    """Match and attribute the exchanges of already-read files."""
+    """Match and attribute the exchanges of already-read files (files without a zone first take the
+    zone the others agree on)."""
+    files = assume_common_zones(files)
     return finish(files, skipped, options, match_sides(files, options))
 
 

@@ -22,10 +22,15 @@ class ExitCode(IntEnum):
     TEMP_FILES = 5
     #: `dgtrace batch`: another run is writing the same dataset (try again later)
     BUSY = 7
+    #: the report could not be written (a folder that does not exist, no permission, a full disk); an
+    #: earlier report of that name is kept and no partial file is left
+    OUTPUT = 6
     #: stopped by SIGHUP, SIGINT (Ctrl-C) or SIGTERM: 128 + the signal number, temporary files removed
     HANGUP = 129
     INTERRUPTED = 130
     TERMINATED = 143
+    #: the reader of the report went away (`| head`): 128 + SIGPIPE, as a shell reports a killed writer
+    BROKEN_PIPE = 141
 
 
 class AnalyzerError(Exception):
@@ -86,3 +91,9 @@ class Interrupted(BaseException):
     def message(self) -> str:
         """The one line printed on stderr."""
         return "interrupted" if self.signum == signal.SIGINT else f"stopped by {signal.Signals(self.signum).name}"
+
+
+class OutputError(AnalyzerError):
+    """The report could not be written where it was asked for; the message names the file and why."""
+
+    exit_code = ExitCode.OUTPUT
