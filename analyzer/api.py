@@ -13,17 +13,20 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import polars as pl
 
 from analyzer import links, parse
 from analyzer.archives import Limits
 from analyzer.attribute import tie_warnings
+from analyzer.awr import AwrReport, read_awr
 from analyzer.batches import LINKED, Batched, Matching, candidate_scores, match_links
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, NoInputError
 from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_values, with_content
 from analyzer.links import Topology
+from analyzer.oratcptest import BaselineRun, read_baseline
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file
 from analyzer.results import Analysis, FileResult, Options, ProgressHook, assume_common_zones
@@ -43,6 +46,7 @@ __all__ = [
     "ProgressHook",
     "analyze",
     "analyze_files",
+    "companions",
     "configurations",
     "discover",
     "finish",
@@ -174,14 +178,25 @@ def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Opti
     return finish(files, skipped, options, match_sides(files, options))
 
 
-def analyze(paths: Sequence[str], options: Options | None = None, progress: ProgressHook | None = None) -> Analysis:
-    """Run the whole pipeline over files, directories and globs.
+def companions(options: Options) -> tuple[tuple[BaselineRun, ...], tuple[AwrReport, ...]]:
+    """The runs of every `--baseline` file and every `--awr` report, in the order given.
 
     Raises:
-        UsageError: a path names nothing.
+        UsageError: a file that cannot be read, or is not what its option asks for (the message names it).
+    """
+    runs = tuple(run for path in options.baselines for run in read_baseline(path))
+    return runs, tuple(read_awr(path) for path in options.awr)
+
+
+def analyze(paths: Sequence[str], options: Options | None = None, progress: ProgressHook | None = None) -> Analysis:
+    """Run the whole pipeline over files, directories and globs; the companion files first (`companions`).
+
+    Raises:
+        UsageError: a path names nothing, or a `--baseline` / `--awr` file cannot be read.
         NoInputError: no trace file was found.
     """
     options = options or Options()
+    baselines, reports = companions(options)  # before the traces: a wrong file name fails at once
     sources, skipped = discover(paths, limits=options.limits)
     if not sources:
         lost = [f"{s.label}: {s.reason}" for s in skipped if s.partial]
@@ -192,7 +207,7 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
     # exchanges wait on disk between reading and matching: memory holds a batch, not the input
     with spill_directory() as spill:
         files = read_files(sources, options.zones, spill, progress)
-        return analyze_files(files, skipped, options)
+        return replace(analyze_files(files, skipped, options), baselines=baselines, awr_reports=reports)
 
 
 def _concat(parts: list[pl.DataFrame]) -> pl.DataFrame:

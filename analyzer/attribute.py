@@ -13,12 +13,16 @@ import polars as pl
 from analyzer.results import DEFAULT_THRESHOLD_MS
 from analyzer.schemas import LINK_COLUMNS, WARNINGS, WRITES
 from analyzer.units import elapsed_ms
-from analyzer.vocab import COMPONENTS
+from analyzer.vocab import COMPONENTS, Transport
 
 #: the writes table as this stage leaves it: all but the one-way delays, which need the clock
-#: offset of all writes (`analyzer.clock.one_way` adds them), and the link's columns (`analyzer.batches`)
+#: offset of all writes (`analyzer.clock.one_way` adds them), the link's columns and the what-if
+#: that needs the link's transport (`analyzer.batches` adds both)
 ONE_WAY = ("net_out_ms", "net_back_ms", "clock_bound_ms")
-ATTRIBUTED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in (*ONE_WAY, *LINK_COLUMNS)})
+WHAT_IF = ("fastsync_ms",)
+ATTRIBUTED = pl.Schema(
+    {name: dtype for name, dtype in WRITES.items() if name not in (*ONE_WAY, *LINK_COLUMNS, *WHAT_IF)}
+)
 
 
 def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
@@ -71,6 +75,24 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
     )
     # in the exchanges' order (by sent_at, then thread); the one-way columns come from analyzer.clock
     return w.select(ATTRIBUTED.names()).cast(ATTRIBUTED)
+
+
+def fast_sync_ms() -> pl.Expr:
+    """What a write would have cost with Fast Sync (SYNC NOAFFIRM), where the standby acknowledges
+    on receipt, before its standby redo log write: total - rfs_io, never below the network part
+    (from millisecond stamps rfs_other can come out slightly negative). On a Fast Sync link, the
+    total itself; null for a write seen on one side only and for ASYNC shipments (not in the commit path)."""
+    transport = pl.col("transport").cast(pl.String)
+    without_io = pl.max_horizontal(pl.col("total_ms") - pl.col("rfs_io_ms"), pl.col("network_ms"))
+    return (
+        pl.when(transport == str(Transport.FASTSYNC))
+        .then(pl.col("total_ms"))
+        .when((transport == str(Transport.SYNC)) & pl.col("matched"))
+        .then(without_io)
+        .otherwise(None)
+        .cast(pl.Float64)
+        .alias("fastsync_ms")
+    )
 
 
 def _verdict() -> pl.Expr:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer.attribute import ONE_WAY, attribute
+from analyzer.attribute import ONE_WAY, attribute, fast_sync_ms
 from analyzer.links import Link, MatchScore, SenderKey, Topology, sender_key, with_databases
 from analyzer.match import gaps, match, typical_gaps
 from analyzer.pairing import KEY
@@ -107,9 +107,12 @@ class Matching:
 
 
 def _tagged(part: pl.DataFrame, link: Link) -> pl.DataFrame:
-    """Writes of one link with its databases and transport."""
+    """Writes of one link with its databases, transport and the Fast Sync what-if (which needs the transport)."""
     values = (link.sender_db, link.receiver_db, str(link.transport))
-    return part.with_columns(pl.lit(v, pl.String).cast(CAT).alias(c) for c, v in zip(LINK_COLUMNS, values, strict=True))
+    tagged = part.with_columns(
+        pl.lit(v, pl.String).cast(CAT).alias(c) for c, v in zip(LINK_COLUMNS, values, strict=True)
+    )
+    return tagged.with_columns(fastsync_ms=fast_sync_ms())
 
 
 def _link_sides(files: Sequence[FileResult], link: Link, segments: dict[str, Segment]) -> tuple[Side, Side]:

@@ -9,6 +9,8 @@ from typing import Any
 
 import polars as pl
 
+from analyzer import crosscheck
+from analyzer.compare import Checks
 from analyzer.schemas import COMPARISON, SWITCHES, TIMELINE
 from analyzer.summary import SLOWEST_ORDER, STAT_COLUMNS, component_stats, matched_only, slowest, time_shares
 from analyzer.vocab import TOTAL_AND_COMPONENTS, Component
@@ -371,10 +373,45 @@ def _on_fast_sync(writes: pl.DataFrame) -> bool:
     return slow.height > 0 and bool(slow["transport"].cast(pl.String).eq_missing("FASTSYNC").all())
 
 
+def _compared(rec_id: str, checks: Checks | None) -> tuple[str, str, dict[str, float | int | None]]:
+    """What the comparisons add to a recommendation: (evidence, advice, metrics). Fast Sync: the
+    what-if; the network: the writes at the oratcptest round trip, each SYNC run, the distance, and
+    the socket buffer against 3 x BDP."""
+    if checks is None:
+        return "", "", {}
+    if rec_id == "fast-sync" and checks.fast_sync is not None:
+        w = checks.fast_sync
+        what_if = {
+            "fastsync_slow_writes": w.what_if.slow_writes,
+            "fastsync_p99_ms": w.what_if.p99_ms,
+            "fastsync_saved_ms": round(w.saved_ms, 3),
+        }
+        return " " + crosscheck.fast_sync_sentence(w), "", what_if
+    if rec_id != "network":
+        return "", "", {}
+    evidence = [crosscheck.round_trip_sentence(checks.at_round_trip)] if checks.at_round_trip else []
+    evidence += [crosscheck.run_sentence(c) for c in checks.runs if c.compared_with]
+    evidence += [crosscheck.distance_sentence(checks.distance)] if checks.distance else []
+    bd = checks.bandwidth_delay
+    metrics: dict[str, float | int | None] = {}
+    if checks.at_round_trip:
+        metrics["baseline_round_trip_ms"] = checks.at_round_trip.round_trip_ms
+    if bd:
+        metrics |= {"bdp_bytes": round(bd.bdp_bytes), "advised_buffer_bytes": round(bd.advised_bytes)}
+        metrics["send_buffer_bytes"] = bd.send_buffer_bytes
+    advice = " " + crosscheck.bdp_sentence(bd) if bd else ""
+    return "".join(" " + e for e in evidence), advice, metrics
+
+
 def recommendations(
-    writes: pl.DataFrame, threshold_ms: float, switches: SwitchAnalysis, versions: Collection[str] = ()
+    writes: pl.DataFrame,
+    threshold_ms: float,
+    switches: SwitchAnalysis,
+    versions: Collection[str] = (),
+    checks: Checks | None = None,
 ) -> list[Recommendation]:
-    """The MAA best practices the numbers call for: none without a slow write, each with its evidence.
+    """The MAA best practices the numbers call for: none without a slow write, each with its evidence
+    (and with `checks`, what the comparisons add: the Fast Sync what-if, the oratcptest baseline).
 
     Log switches count every write with a total; the components only writes seen on both sides.
     """
@@ -390,7 +427,8 @@ def recommendations(
             if rec_id == "fast-sync" and _on_fast_sync(writes):
                 continue
             note = _version_note(versions) if rec_id == "fast-sync" else ""
-            out.append(Recommendation(rec_id, title, evidence, advice + note, metrics))
+            more, advised, measured = _compared(rec_id, checks)
+            out.append(Recommendation(rec_id, title, evidence + more, advice + note + advised, metrics | measured))
     return out
 
 

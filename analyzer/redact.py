@@ -115,6 +115,10 @@ def _collect(a: Analysis) -> Pseudonyms:
             databases |= {db.name} if db.name else set()
             hosts |= set(db.hosts)
             instances |= set(db.instances)
+    for report in a.awr_reports:  # the names an AWR or Statspack report prints in its head
+        hosts |= {report.host} if report.host else set()
+        databases |= {report.db_name} if report.db_name else set()
+        instances |= {report.instance} if report.instance else set()
     frames = (a.writes, a.clock, a.shipments, a.shipment_clock)
     for frame, columns in ((frame, ("primary_host", "standby_host")) for frame in frames):
         for column in columns:
@@ -172,6 +176,7 @@ def _labels(a: Analysis, names: Pseudonyms) -> dict[str, str]:
     used: set[str] = set()
     neutral = 0
     inputs = [(f.source.label, f.reduced.info.host) for f in a.files] + [(s.label, None) for s in a.skipped]
+    inputs += [(label, None) for label in {*a.options.baselines, *a.options.awr}]  # --baseline, --awr files
     for label, host in sorted(inputs, key=lambda item: item[0]):
         base = re.split(r"[/\\!]", label)[-1]
         found = _TRACE_NAME.match(base)
@@ -244,10 +249,18 @@ def _file(f: FileResult, names: Pseudonyms, label: str, value: Callable[[str], s
     )
 
 
-def _options(options: Options, names: Pseudonyms) -> Options:
+def _options(options: Options, names: Pseudonyms, labels: dict[str, str]) -> Options:
     zones = TimeZones(options.zones.default_min, {names.host(h) or h: z for h, z in options.zones.per_host.items()})
     offsets = {names.host(h) or h: ms for h, ms in options.clock_offsets.items()}
-    return replace(options, zones=zones, clock_offsets=offsets)
+    baselines, awr = (tuple(labels.get(p, p) for p in paths) for paths in (options.baselines, options.awr))
+    return replace(options, zones=zones, clock_offsets=offsets, baselines=baselines, awr=awr)
+
+
+def _companions(a: Analysis, value: Callable[[str], str | None]) -> dict[str, Any]:
+    """The oratcptest runs and AWR reports with pseudonyms, and without the text of their lines
+    (a pasted command line names hosts the traces do not)."""
+    runs = tuple(replace(_deep(r, value), lines=r.lines.with_columns(text=pl.lit(REMOVED))) for r in a.baselines)
+    return {"baselines": runs, "awr_reports": tuple(_deep(report, value) for report in a.awr_reports)}
 
 
 def redact(a: Analysis) -> tuple[Analysis, Pseudonyms]:
@@ -268,7 +281,7 @@ def redact(a: Analysis) -> tuple[Analysis, Pseudonyms]:
     files = [replace(f, identity=_deep(f.identity, value)) for f in files]
     redacted = replace(
         a,
-        options=_options(a.options, names),
+        options=_options(a.options, names, labels),
         files=files,
         topology=_deep(a.topology, value),
         shipments=_frame(a.shipments, value),
@@ -279,6 +292,7 @@ def redact(a: Analysis) -> tuple[Analysis, Pseudonyms]:
         unmatched=_frame(a.unmatched, value),
         warnings=_frame(a.warnings, value),
         clock=_frame(a.clock, value),
+        **_companions(a, value),
     )
     return redacted, names
 

@@ -13,9 +13,11 @@ from datetime import datetime
 import polars as pl
 
 from analyzer.archives import Limits
+from analyzer.awr import AwrReport
 from analyzer.errors import ExitCode
 from analyzer.identify import FileIdentity
 from analyzer.links import Topology
+from analyzer.oratcptest import BaselineRun
 from analyzer.parse import Parsed
 from analyzer.read import ReadStats
 from analyzer.reduce import ReducedFile
@@ -47,6 +49,12 @@ class Options:
     until: datetime | None = None
     #: safety limits for archives and compressed inputs
     limits: Limits = field(default_factory=Limits)
+    #: `--baseline FILE`: oratcptest client outputs to set the writes beside
+    baselines: tuple[str, ...] = ()
+    #: `--awr FILE`: AWR (primary, standby) or Statspack reports of the same hours
+    awr: tuple[str, ...] = ()
+    #: `--distance-km`: fibre distance between the primary and the standby
+    distance_km: float | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,10 @@ class Analysis:
     shipment_clock: pl.DataFrame = field(default_factory=lambda: empty(CLOCK))
     #: per link (`Link.name`): the sender's and the receiver's exchanges
     link_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the runs of every `--baseline` file, in the order given (`analyzer.oratcptest`)
+    baselines: tuple[BaselineRun, ...] = ()
+    #: every `--awr` report, in the order given (`analyzer.awr`)
+    awr_reports: tuple[AwrReport, ...] = ()
 
     @property
     def exit_code(self) -> ExitCode:

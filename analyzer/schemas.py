@@ -174,6 +174,9 @@ WRITES = schema(
     #: the `Server finished` line (in standby_file) and the `Client received` line (in primary_file)
     finished_line=pl.Int64,
     acked_line=pl.Int64,
+    #: the Fast Sync what-if: total without standby I/O, never below network; total on Fast Sync links;
+    #: null without a breakdown (one side only) and for ASYNC shipments (`analyzer.attribute.fast_sync_ms`)
+    fastsync_ms=pl.Float64,
 )
 #: the writes' columns that name their link (`analyzer.links`): the databases at both ends and the
 #: link's transport (SYNC, FASTSYNC; ASYNC shipments are a table of their own)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from analyzer.attribute import tie_warnings
+from analyzer.attribute import fast_sync_ms, tie_warnings
 from tests.builders import analyze_lines, primary_lines, reduced, standby_lines
 
 
@@ -71,3 +71,27 @@ def test_writes_near_warnings_include_those_under_an_earlier_longer_warning() ->
         {"sent_at": [at(5), at(11), at(0.5), at(20)], "total_ms": [100.0, 5.0, 1.0, None], "msgid": [1, 2, 3, 4]}
     )
     assert writes[_near_warnings(writes, warn)]["msgid"].to_list() == [3, 1]  # in send order
+
+
+def test_fast_sync_what_if_takes_out_standby_io_but_never_goes_below_the_network() -> None:
+    rows = pl.DataFrame(
+        {
+            "transport": ["SYNC", "SYNC", "FASTSYNC", "ASYNC", "SYNC", "FASTSYNC"],
+            "matched": [True, True, True, True, False, False],
+            "total_ms": [150.0, 10.0, 3.0, 40.0, 12.0, 4.0],
+            "network_ms": [105.0, 9.5, 2.0, 39.0, None, None],
+            "rfs_io_ms": [40.0, 1.0, 0.0, 0.5, None, None],
+        }
+    )
+    got = rows.select(fast_sync_ms())["fastsync_ms"].to_list()
+    # total - rfs_io; not below network when rfs_other is negative (millisecond stamps); a Fast Sync
+    # write keeps its total (seen on one side too); ASYNC and one-sided SYNC writes have no what-if
+    assert got == [110.0, 9.5, 3.0, None, None, 4.0]
+
+
+def test_the_writes_of_a_sync_link_carry_their_fast_sync_what_if() -> None:
+    p = primary_lines([(1, "2024-01-01 00:00:00.000000", "2024-01-01 00:00:00.150000")])
+    s = standby_lines([(1, "2024-01-01 00:00:00.100000", "2024-01-01 00:00:00.145000", [("RFS write", 40000)])])
+    writes, _ = analyze_lines(p, s)
+    w = writes.row(0, named=True)
+    assert (w["transport"], w["total_ms"], w["rfs_io_ms"], w["fastsync_ms"]) == ("SYNC", 150.0, 40.0, 110.0)

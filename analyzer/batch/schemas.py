@@ -33,7 +33,8 @@ def _stored(columns: pl.Schema, **extra: pl.DataType | type[pl.DataType]) -> pl.
 
 
 #: one row per remote write: the writes contract (`--format csv`) and the configuration's databases
-WRITES_FILE = _stored(WRITES, standby_db=pl.String)
+#: (without `fastsync_ms`, a what-if the report computes from the stored columns: the layout stays version 1)
+WRITES_FILE = _stored(pl.Schema({n: t for n, t in WRITES.items() if n != "fastsync_ms"}), standby_db=pl.String)
 #: messages that found no partner (the `unmatched` of `--format json`)
 UNMATCHED_FILE = _stored(UNMATCHED, standby_db=pl.String)
 #: LGWR long-write warnings tied to the remote writes they cover

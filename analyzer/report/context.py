@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from analyzer import insights
+from analyzer import compare, insights
 from analyzer.report import model as doc
 from analyzer.report.fmt import short_label
 from analyzer.results import Analysis
@@ -57,12 +57,16 @@ class Context:
     summary: Mapping[str, Any]
     switches: insights.SwitchAnalysis
     labels: list[str]
+    #: the what-ifs and the comparisons with oratcptest, AWR and the distance
+    checks: compare.Checks
 
     @classmethod
     def of(cls, a: Analysis, top: int) -> Context:
-        """Summarise an analysis for the report sections (the log switches once, for the summary too)."""
+        """Summarise an analysis for the report sections (the log switches and the comparisons once,
+        for the summary too)."""
         switches = insights.analyze_log_switches(a.writes)
-        return cls(a, doc.summary(a, top, switches), switches, [f.source.label for f in a.files])
+        checks = compare.checks(a)
+        return cls(a, doc.summary(a, top, switches, checks), switches, [f.source.label for f in a.files], checks)
 
     def where(self, label: str | None, line: int | None) -> str:
         """`file:line` with the file relative to the inputs' common directory."""

@@ -16,6 +16,7 @@ from analyzer.report.context import Context, Table
 from analyzer.report.plots import histogram_figure, timeline_figure, top_figure
 from analyzer.report.sections import (
     clock_table,
+    comparison_blocks,
     facts_table,
     files_table,
     no_recommendation,
@@ -113,6 +114,9 @@ def _sections(c: Context, top: int) -> list[tuple[str, str]]:
     out = [("Recommendations", _recommendations(c)), ("Log switches", switches)]
     notes = "".join(f"<li>{escape(n)}</li>" for n in c.summary["notes"])
     out += [("Notes and caveats", f"<ul>{notes}</ul>")] if notes else []
+    for block in comparison_blocks(c):
+        body = "".join(_table(p) if isinstance(p, Table) else f"<p>{escape(p)}</p>" for p in block.parts)
+        out.append((block.title, body))
     out.append(("Facts", _table(facts_table(c))))
     if a.writes.height:
         figure, caption = timeline_figure(c)

@@ -13,6 +13,7 @@ from analyzer import insights
 from analyzer.report.context import Context, Table
 from analyzer.report.sections import (
     clock_table,
+    comparison_blocks,
     facts_table,
     files_table,
     histogram_table,
@@ -79,6 +80,11 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
     lines += _section("Log switches", switch_body)
     if c.summary["notes"]:
         lines += _section("Notes", [f"- {escape(note)}" for note in c.summary["notes"]])
+    for block in comparison_blocks(c):
+        body: list[str] = []
+        for part in block.parts:
+            body += [*(markdown_table(part) if isinstance(part, Table) else [escape(part)]), ""]
+        lines += _section(block.title, body[:-1])
     lines += _section("Facts", markdown_table(facts_table(c)))
     if a.writes.height:
         lines += _section("Percentiles (ms)", markdown_table(percentile_table(c)))

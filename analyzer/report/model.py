@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import insights, inventory
+from analyzer import compare, crosscheck, insights, inventory
 from analyzer.links import Configuration, Link, with_databases
 from analyzer.report.facts import applied_offset, host_option_notes, oracle_versions
 from analyzer.results import Analysis
@@ -16,7 +16,7 @@ from analyzer.results import coverage as file_coverage
 from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
 from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: at most this many unparsed lines are listed per file (all are counted)
 UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = tuple(ms_column(m) for m in TOTAL_AND_COMPONENTS)
@@ -52,6 +52,14 @@ def _iso(value: object) -> str | None:
 def notes(a: Analysis) -> list[str]:
     """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
     out = inventory.findings(a) + a.topology.notes() + host_option_notes(a)
+    for run in a.baselines:  # --baseline lines that could not be read
+        bad = run.lines.filter(pl.col("status") == "unparsed")
+        if bad.height:
+            first = bad.row(0, named=True)
+            where = f"line {first['line']}: " if first["line"] is not None else ""
+            out.append(
+                f"oratcptest {compare.run_name(run)}: {bad.height} line(s) not read (first: {where}{first['reason']})"
+            )
     warned = a.writes["warning"].drop_nulls().cast(pl.String)
     if len(warned):
         small = int(warned.str.contains("within timestamp resolution", literal=True).sum())
@@ -76,16 +84,20 @@ def log_switches(sw: insights.SwitchAnalysis) -> dict[str, Any]:
     }
 
 
-def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = None) -> dict[str, Any]:
-    """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations.
+def summary(
+    a: Analysis, top: int, switches: insights.SwitchAnalysis | None = None, checks: compare.Checks | None = None
+) -> dict[str, Any]:
+    """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations,
+    the what-ifs and the comparisons with oratcptest, AWR and the distance.
 
-    `switches`: the log-switch analysis of `a.writes` when the caller already has it.
+    `switches`, `checks`: the log-switch analysis and the comparisons of `a` when the caller already has them.
     """
     w = a.writes
     slow = w.filter(pl.col("slow"))
     matched = int(w["matched"].sum())
     switches = switches or insights.analyze_log_switches(w)
-    advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a))
+    checks = checks or compare.checks(a)
+    advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a), checks)
     return {
         "schema_version": SCHEMA_VERSION,
         "threshold_ms": a.options.threshold_ms,
@@ -110,6 +122,147 @@ def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = No
         "log_switches": log_switches(switches),
         "recommendations": [asdict(r) for r in advice],
         "configurations": configurations(a, advice),
+        "what_if": what_if(checks),
+        "baseline": baseline(checks),
+        "awr": awr(checks),
+        "distance": distance(checks),
+    }
+
+
+def what_if(c: compare.Checks) -> dict[str, Any]:
+    """`summary.what_if`: the writes as measured and with Fast Sync, and at the oratcptest round trip."""
+    fast, at = c.fast_sync, c.at_round_trip
+    return {
+        "fast_sync": None
+        if fast is None
+        else {
+            "real": asdict(fast.real),
+            "what_if": asdict(fast.what_if),
+            "saved_ms": fast.saved_ms,
+            "already_fast_sync": fast.already,
+            "finding": crosscheck.fast_sync_sentence(fast),
+        },
+        "at_round_trip": None
+        if at is None
+        else {
+            "real": asdict(at.real),
+            "what_if": asdict(at.what_if),
+            "saved_ms": at.saved_ms,
+            "round_trip_ms": at.round_trip_ms,
+            "source": at.source,
+            "finding": crosscheck.round_trip_sentence(at),
+        },
+    }
+
+
+def _clock_time(value: object) -> str | None:
+    return value.strftime("%H:%M:%S") if hasattr(value, "strftime") else None
+
+
+def baseline(c: compare.Checks) -> dict[str, Any]:
+    """`summary.baseline`: each oratcptest run beside the writes, and the bandwidth-delay product."""
+    runs = []
+    for check in c.runs:
+        r, s = check.run, check.run.settings
+        runs.append(
+            {
+                "file": r.label,
+                "run": r.run,
+                "first_line": r.first_line,
+                "mode": s.mode,
+                "disk_write": s.disk_write,
+                "payload_bytes": s.payload_bytes,
+                "send_buffer_bytes": check.send_buffer_bytes,
+                "throughput_bytes_s": r.averages.throughput_bytes_s if r.averages else None,
+                "throughput_mib_s": check.throughput_mib_s,
+                "latency_ms": check.latency_ms,
+                "disk_write_ms": check.disk_write_ms,
+                "ready_at": _clock_time(r.ready_at),
+                "finished_at": _clock_time(r.finished_at),
+                "finished": r.finished,
+                "unparsed_lines": r.unparsed,
+                "compared_with": check.compared_with,
+                "p50_ms": check.p50_ms,
+                "p99_ms": check.p99_ms,
+                "writes_above": check.above,
+                "slow_writes_above": check.slow_above,
+                "slow_excess_ms": check.slow_excess_ms,
+                "rfs_io_p50_ms": check.rfs_io_p50_ms,
+                "finding": crosscheck.run_sentence(check),
+            }
+        )
+    bd = c.bandwidth_delay
+    product = None if bd is None else {**asdict(bd), "enough": bd.enough, "finding": crosscheck.bdp_sentence(bd)}
+    return {"runs": runs, "bandwidth_delay": product}
+
+
+def awr(c: compare.Checks) -> list[dict[str, Any]]:
+    """`summary.awr`: per report, its window, how it overlaps the writes, its events beside the traces'."""
+    out = []
+    for check in c.awr:
+        r, impact = check.report, check.impact
+        out.append(
+            {
+                "file": r.label,
+                "kind": r.kind,
+                "format": r.format,
+                "db_name": r.db_name,
+                "instance": r.instance,
+                "host": r.host,
+                "role": r.role,
+                "release": r.release,
+                "side": check.side,
+                "begin_snap": r.begin_snap,
+                "end_snap": r.end_snap,
+                "begin_local": r.begin_time.isoformat() if r.begin_time else None,
+                "end_local": r.end_time.isoformat() if r.end_time else None,
+                "zone": check.zone_source,
+                "begin_at": _iso(check.begin_utc),
+                "end_at": _iso(check.end_utc),
+                "trace_host": check.host,
+                "first_write_at": _iso(check.first_write),
+                "last_write_at": _iso(check.last_write),
+                "overlap_s": check.overlap_s,
+                "window_s": check.window_s,
+                "writes": check.writes,
+                "events": [
+                    {
+                        **asdict(e),
+                        "mean_ms": e.mean_ms,
+                        "difference": e.difference,
+                        "agreement": crosscheck.agreement(e) or None,
+                    }
+                    for e in check.events
+                ],
+                "impact": None
+                if impact is None
+                else {
+                    **asdict(impact),
+                    "remote_share": impact.remote_share,
+                    "local_share": impact.local_share,
+                    "finding": crosscheck.impact_sentence(impact),
+                },
+                "fast_sync_writes": check.fast_sync_writes,
+                "destinations": list(check.destinations),
+                "reasons": crosscheck.awr_reasons(check),
+                "skipped": [asdict(s) for s in r.skipped],
+                "finding": f"{crosscheck.awr_heading(check)} {crosscheck.awr_overlap(check)}",
+            }
+        )
+    return out
+
+
+def distance(c: compare.Checks) -> dict[str, Any] | None:
+    """`summary.distance`: the network floor beside light in fibre, and the 20 ms SYNC limit (`--distance-km`)."""
+    d = c.distance
+    if d is None:
+        return None
+    return {
+        **asdict(d),
+        "above_ms": d.above_ms,
+        "sync_limit_ms": compare.SYNC_LIMIT_MS,
+        "floor_quantile": compare.FLOOR_QUANTILE,
+        "finding": crosscheck.distance_sentence(d),
     }
 
 

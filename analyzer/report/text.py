@@ -32,6 +32,7 @@ from analyzer.report.context import Context, Table
 from analyzer.report.fmt import short_label
 from analyzer.report.sections import (
     clock_table,
+    comparison_blocks,
     coverage_table,
     facts_table,
     files_table,
@@ -265,7 +266,8 @@ def print_table(console: Console, title: str, table: Table, labels: Sequence[str
         return
     plain = not console.is_terminal
     fitted = layout(table, console.width, plain, tails(labels))
-    console.print(Text(title, style="bold"), overflow="fold")
+    if title:
+        console.print(Text(title, style="bold"), overflow="fold")
     if table.note:
         _paragraph(console, table.note, style="dim")
     if fitted is None:
@@ -354,6 +356,15 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
     console.print(Text("dgtrace: Data Guard SYNC remote writes", style="bold"))
     console.print()
     _answer(console, c)
+    labels = [c.file(label) for label in c.labels] + [c.file(s.label) for s in a.skipped]
+    for block in comparison_blocks(c):
+        console.print()
+        console.print(Text(block.title, style="bold"))
+        for part in block.parts:
+            if isinstance(part, Table):
+                print_table(console, "", part, labels)
+            else:
+                _paragraph(console, part)
     console.print()
     _facts(console, c)
     sections: list[tuple[str, Table]] = []
@@ -378,7 +389,6 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
     sections.append(("Files", files_table(c)))
     if a.skipped:
         sections.append((f"Inputs not read ({len(a.skipped):,}), by reason", skipped_table(c)))
-    labels = [c.file(label) for label in c.labels] + [c.file(s.label) for s in a.skipped]
     for title, table in sections:
         console.print()
         print_table(console, title, table, labels)
