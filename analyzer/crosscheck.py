@@ -50,12 +50,12 @@ def _span(first: datetime | None, last: datetime | None) -> str:
 
 
 def _fall(w: WhatIf) -> str:
-    """`slow writes would fall from 132 to 2 and p99 from 302 ms to 2.3 ms`."""
-    verb = "fall" if w.what_if.slow_writes < w.real.slow_writes else "stay"
-    slow = (
-        f"from {w.real.slow_writes:,} to {w.what_if.slow_writes:,}" if verb == "fall" else f"at {w.real.slow_writes:,}"
-    )
-    return f"slow writes would {verb} {slow} and p99 go from {ms(w.real.p99_ms)} to {ms(w.what_if.p99_ms)}"
+    """`slow writes would fall from 132 to 2 and p99 go from 302 ms to 2.3 ms` (or stay at ...)."""
+    before, after = w.real.slow_writes, w.what_if.slow_writes
+    slow = f"fall from {before:,} to {after:,}" if after < before else f"stay at {before:,}"
+    p99, p99_after = ms(w.real.p99_ms), ms(w.what_if.p99_ms)
+    change = f"go from {p99} to {p99_after}" if p99_after != p99 else f"stay at {p99}"
+    return f"slow writes would {slow} and p99 {change}"
 
 
 # ---------------------------------------------------------------------------- what-if

@@ -126,3 +126,22 @@ def test_a_share_of_configurations_leaks_no_database_name(tmp_path: Path) -> Non
     for secret in ("sales", "hrdr", "prim01", "stby01", str(tmp_path)):
         assert secret not in redacted, secret
     assert sorted(c["name"] for c in doc["summary"]["configurations"]) == ["db-1", "db-3"]
+
+
+def test_the_names_of_companion_files_and_reports_are_redacted(upload: Path, tmp_path: Path) -> None:
+    """An AWR report names its database, instance and host; a pasted oratcptest command names hosts."""
+    fixtures = Path("tests/fixtures")
+    base = [str(upload), "--tz", "-07:00", "--redact", "--redact-map", str(tmp_path / "map.json")]
+    base += ["--awr", str(fixtures / "awr" / "awr-19c-primary.txt")]
+    base += ["--baseline", str(fixtures / "oratcptest" / "sync-disk-write.txt")]
+    for output_format in ("json", "markdown", "text"):
+        text = _run([*base, "--format", output_format])
+        for secret in ("ORBIT", "orbit1", "dbprim01", "dbstby01", "awr-19c-primary", "sync-disk-write", "fixtures"):
+            assert secret.lower() not in text.lower(), (output_format, secret)
+    doc = json.loads(_run([*base, "--format", "json"]))
+    (report,) = doc["summary"]["awr"]
+    mapping = json.loads((tmp_path / "map.json").read_text(encoding="utf-8"))
+    assert mapping["hosts"][report["host"]] == "dbprim01" and mapping["databases"][report["db_name"]] == "orbit"
+    assert mapping["files"][report["file"]].endswith("awr-19c-primary.txt")
+    (run,) = doc["summary"]["baseline"]["runs"]
+    assert run["latency_ms"] == 1.402 and run["file"] in mapping["files"]

@@ -32,7 +32,7 @@ def test_wheel_contains_every_grammar_and_the_package(wheel: Path) -> None:
         assert f"analyzer/grammars/{family.value}.lark" in names
     for companion in ("oratcptest", "awr"):  # the --baseline and --awr readers
         assert f"analyzer/grammars/{companion}.lark" in names
-    assert "analyzer/cli.py" in names and "analyzer/py.typed" in names
+    assert "analyzer/cli/__init__.py" in names and "analyzer/cli/trace.py" in names and "analyzer/py.typed" in names
     assert not any(n.startswith(("tests/", "samples/", "scripts/")) for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "dgtrace = analyzer.__main__:main" in zipfile.ZipFile(wheel).read(entry).decode()
