@@ -354,9 +354,8 @@ def comparison_blocks(c: Context) -> list[Block]:
     if (fast is not None and fast.real.slow_writes) or at is not None:
         parts: list[str | Table] = [crosscheck.fast_sync_sentence(fast)] if fast is not None else []
         parts += [crosscheck.round_trip_sentence(at)] if at is not None else []
-        blocks.append(
-            Block("What if: Fast Sync, and the network at the oratcptest round trip", [*parts, what_if_table(c)])
-        )
+        what = [w for w, given in (("Fast Sync", fast), ("the network at the oratcptest round trip", at)) if given]
+        blocks.append(Block("What if: " + ", and ".join(what), [*parts, what_if_table(c)]))
     if checks.runs:
         parts = [crosscheck.run_sentence(r) for r in checks.runs]
         parts += [crosscheck.bdp_sentence(checks.bandwidth_delay)] if checks.bandwidth_delay else []

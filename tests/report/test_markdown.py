@@ -42,7 +42,7 @@ def test_paper_markdown_has_verdict_recommendations_and_evidence() -> None:
         "### Network: socket buffers at 3 x BDP, SDU 65535, and the network path",
         "## Log switches",
         "## Notes",
-        "## What if: Fast Sync, and the network at the oratcptest round trip",
+        "## What if: Fast Sync",
         "## Facts",
         "## Percentiles (ms)",
         "## Top 2 slowest writes",
