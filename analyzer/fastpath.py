@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from analyzer.grammar import MESSAGE_PREFIXES
+from analyzer.grammar import MAX_LGWR, MAX_MICROS, MAX_OFFSET_MIN, MESSAGE_PREFIXES
 from analyzer.schemas import ADR, KRS, LGWR, MESSAGES, WAITS, empty
 
 #: a fast path: rows of one family (line, text) -> (rows per parse table, rows left for the grammar)
@@ -29,9 +29,10 @@ FastPath = Callable[[pl.DataFrame], tuple[dict[str, pl.DataFrame], pl.DataFrame]
 # 31 characters or so. Offsets from `str.find` count bytes and `str.slice` counts characters, so
 # a key that is sliced at found offsets must be ASCII (`_ascii`).
 #
-# Dates: years 1000-9999 and seconds 00-59 only; year 0 and second 60 are no `datetime` for the
-# grammar, while polars would take them (chrono reads 60 as a leap second).
-_DATE_TIME = r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-5][0-9]"
+# Dates: years 1900-2999 (grammar.YEARS) and seconds 00-59 only; second 60 is no `datetime` for
+# the grammar, while polars would take it (chrono reads 60 as a leap second). Numbers beyond the
+# grammar's ranges (grammar.MAX_MICROS, ...) go to lark, which says why the line is unparsed.
+_DATE_TIME = r"(?:19|2[0-9])[0-9]{2}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-5][0-9]"
 _MESSAGE_TEXTS = "|".join(re.escape(text) for text in MESSAGE_PREFIXES.values())
 #: a message line less its ` msgid=<n>`: one of a few hundred values per chunk (kinds x log sequences)
 MESSAGE_KEY_SHAPE = (
@@ -44,8 +45,9 @@ KRS_SOURCE_SHAPE = rf"^{_KRS_SOURCE}$"
 ADR_LOCAL_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}$"
 ADR_ISO_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}(?: \((?:[^()]|\([^()]*\))*\))?$"
 #: a WAIT line less its ` tim=<n>`; parameter values are printable ASCII (the grammar ends a value
-#: at any white space, a form feed too)
-WAIT_KEY_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [A-Za-z#_][^=']*=[!-~]+)*$"
+#: at any white space, a form feed too); a name starts with a printable character but `'` and `=`
+#: (`[!-&(-<>-~]`: `100*mode+namespace=`, `0=`, `name|mode=`) and runs to the next `=`
+WAIT_KEY_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [!-&(-<>-~][^=']*=[!-~]+)*$"
 _LOG_WRITE = "Warning: log write elapsed time "
 LOG_WRITE_SHAPE = rf"^{_LOG_WRITE}[0-9]+ms, size [0-9]+KB$"
 #: a message kind by the first 8 characters of its text ("Client s", "Server f", ...)
@@ -56,6 +58,11 @@ _FRACTION_AT = 24
 
 def _int(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Int64, strict=False)
+
+
+def _below(expr: pl.Expr, limit: int) -> pl.Expr:
+    """The value when it is below `limit` (the grammar's range), else null (the row goes to lark)."""
+    return pl.when(expr < limit).then(expr)
 
 
 def _ascii(expr: pl.Expr) -> pl.Expr:
@@ -271,8 +278,11 @@ def _adr_iso(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
     zone = pl.col("text").str.slice(_FRACTION_AT + fraction, 6)
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
     minutes = _int(zone.str.slice(1, 2)) * 60 + _int(zone.str.slice(4, 2))
+    valid = (_int(zone.str.slice(4, 2)) < 60) & (minutes <= MAX_OFFSET_MIN)  # else lark says why
     return rows.with_columns(
-        local=_local(digits, "T"), digits=pl.lit(digits, pl.Int8), utc_offset_min=(sign * minutes).cast(pl.Int32)
+        local=pl.when(valid).then(_local(digits, "T")),
+        digits=pl.lit(digits, pl.Int8),
+        utc_offset_min=(sign * minutes).cast(pl.Int32),
     )
 
 
@@ -309,7 +319,8 @@ def waits(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
 
 def _waits(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
-    return _keep(out.with_columns(tim=_digits(pl.col("_number"))), ["cursor", "ela_us", "tim"], WAITS)
+    numbers = {"tim": _below(_digits(pl.col("_number")), MAX_MICROS), "ela_us": _below(pl.col("ela_us"), MAX_MICROS)}
+    return _keep(out.with_columns(**numbers), ["cursor", "ela_us", "tim"], WAITS)
 
 
 def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
@@ -344,8 +355,8 @@ def log_writes(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFram
     size_at = text.str.find("ms, size ", literal=True)
     out = rows.filter(ok).with_columns(
         kind=pl.lit("log_write"),
-        elapsed_ms=_int(text.str.slice(len(_LOG_WRITE), size_at - len(_LOG_WRITE))),
-        size_kb=_int(text.str.slice(size_at + 9).str.strip_suffix("KB")),
+        elapsed_ms=_below(_int(text.str.slice(len(_LOG_WRITE), size_at - len(_LOG_WRITE))), MAX_LGWR),
+        size_kb=_below(_int(text.str.slice(size_at + 9).str.strip_suffix("KB")), MAX_LGWR),
         detail=pl.lit(None, pl.String),
     )
     out, bad = _keep(out, ["elapsed_ms", "size_kb"], LGWR)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 from datetime import datetime
@@ -91,10 +92,13 @@ class SessionLine:
 
 @dataclass(frozen=True, slots=True)
 class FileMarker:
-    """`*** TRACE CONTINUED FROM FILE <path> ***` or `*** TRACE FILE RECREATED ... ***`."""
+    """A line about the file itself: `continued` (`*** TRACE CONTINUED FROM FILE <path> ***`),
+    `continues` (`*** TRACE CONTINUES IN FILE <path> ***`), `recreated` (`*** TRACE FILE RECREATED
+    ... ***`) or `process` (trcsess's `*** [ Unix process pid: <pid> ]`)."""
 
     marker: str
     path: str | None
+    pid: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,23 +138,52 @@ class LineError(ValueError):
     """A line of a known family that its grammar rejects; the message is the reason."""
 
 
+# ---------------------------------------------------------------------------- value ranges
+# A number beyond these is a corrupt line (unparsed, with the reason), not a value to compute with:
+# times and durations become UTC instants and durations further on, which must not overflow.
+#: years of a stamp
+YEARS = (1900, 2999)
+#: `tim` and `ela` of a WAIT line (µs): 2^53 µs is 285 years, and exact in floating point
+MAX_MICROS = 2**53
+#: milliseconds and kilobytes of a log writer line (2^40 ms is 35 years)
+MAX_LGWR = 2**40
+#: a UTC offset, in minutes (UTC-12:00 to UTC+14:00 are the zones in use)
+MAX_OFFSET_MIN = 14 * 60
+
+
+def check(name: str, value: int, limit: int) -> int:
+    """`value` when 0 <= value < limit; else ValueError naming the field (the line is unparsed)."""
+    if not 0 <= value < limit:
+        raise ValueError(f"{name}={value} out of range")
+    return value
+
+
 # ---------------------------------------------------------------------------- time helpers
 def parse_local(date: str, time: str) -> tuple[datetime, int]:
     """Parse `YYYY-MM-DD` and `HH:MM:SS.fff[fff]` into a naive datetime and its digit count."""
     whole, _, frac = time.partition(".")
     micro = int((frac + "000000")[:6]) if frac else 0
     parsed = datetime.strptime(f"{date} {whole}", "%Y-%m-%d %H:%M:%S")
+    if not YEARS[0] <= parsed.year <= YEARS[1]:
+        raise ValueError(f"year {parsed.year} out of range ({YEARS[0]}-{YEARS[1]})")
     return parsed.replace(microsecond=micro), min(len(frac), 6)
 
 
-def parse_iso(text: str) -> tuple[datetime, int, int]:
-    """Parse an ADR ISO timestamp into naive local time, digit count and UTC offset (minutes)."""
-    if text.endswith("Z"):
-        body, offset = text[:-1], 0
-    else:
-        body, sign, zone = text[:-6], text[-6], text[-5:].replace(":", "")
-        offset = (int(zone[:2]) * 60 + int(zone[2:])) * (-1 if sign == "-" else 1)
-    date, _, time = body.partition("T")
+_ZONE = re.compile(r"(Z|([+-])(\d\d):?(\d\d))$")
+
+
+def parse_iso(text: str) -> tuple[datetime, int, int | None]:
+    """Parse an ADR ISO timestamp into naive local time, digit count and UTC offset (minutes; None
+    when the stamp has no zone)."""
+    zone = _ZONE.search(text)
+    offset: int | None = None
+    if zone is not None:
+        sign = -1 if zone[2] == "-" else 1
+        offset = 0 if zone[1] == "Z" else sign * (int(zone[3]) * 60 + int(zone[4]))
+        if zone[1] != "Z" and (int(zone[4]) >= 60 or abs(offset) > MAX_OFFSET_MIN):
+            raise ValueError(f"UTC offset {zone[1]} out of range")
+        text = text[: zone.start()]
+    date, _, time = text.partition("T")
     local, digits = parse_local(date, time)
     return local, digits, offset
 
@@ -207,8 +240,14 @@ class _Stamps(_Base):
     def continued(self, c: list[Token]) -> FileMarker:
         return FileMarker("continued", str(c[0]))
 
+    def continues(self, c: list[Token]) -> FileMarker:
+        return FileMarker("continues", str(c[0]))
+
     def recreated(self, _: list[Token]) -> FileMarker:
         return FileMarker("recreated", None)
+
+    def process(self, c: list[Token]) -> FileMarker:
+        return FileMarker("process", None, int(c[1]))
 
 
 class _Wait(_Base):
@@ -216,7 +255,7 @@ class _Wait(_Base):
         cursor, *rest = c
         event = str(rest[0]) if len(rest) == 4 else ""
         ela, params, tim = rest[-3:]
-        return Wait(int(cursor), event, int(ela), params, int(tim))
+        return Wait(int(cursor), event, check("ela", int(ela), MAX_MICROS), params, check("tim", int(tim), MAX_MICROS))
 
     def params(self, c: list[str]) -> str:
         return " ".join(c)
@@ -227,10 +266,11 @@ class _Wait(_Base):
 
 class _Lgwr(_Base):
     def log_write(self, c: list[Token]) -> LgwrLine:
-        return LgwrLine("log_write", int(c[0]), int(c[1]), None)
+        return LgwrLine("log_write", check("elapsed", int(c[0]), MAX_LGWR), check("size", int(c[1]), MAX_LGWR), None)
 
     def broadcast_wait(self, c: list[Token]) -> LgwrLine:
-        return LgwrLine("broadcast_wait", int(c[0]), None, str(c[1]) if len(c) > 1 else None)
+        elapsed = check("elapsed", int(c[0]), MAX_LGWR)
+        return LgwrLine("broadcast_wait", elapsed, None, str(c[1]) if len(c) > 1 else None)
 
     def alfs_update(self, c: list[Token]) -> LgwrLine:
         detail = f"{c[0]}->{c[1]}" + (f" {str(c[2]).strip()}" if len(c) > 2 else "")
@@ -354,6 +394,10 @@ def parse_line(family: Family, text: str) -> Record:
         raise LineError(f"invalid value: {err}") from None
     if not isinstance(result, Record):
         raise LineError(f"{family.value}: unexpected parse result")  # pragma: no cover
+    for name in result.__slots__:  # every number fits the tables' 64-bit integers
+        value = getattr(result, name)
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise LineError(f"number out of range: {name}={value}")
     return result
 
 

@@ -62,7 +62,7 @@ def _process_from_header(header: pl.DataFrame) -> str | None:
 def _pid(header: pl.DataFrame) -> int | None:
     proc = header.filter(pl.col("kind") == "process")["value"]
     raw = proc[0].split("|", 1)[0] if len(proc) else ""
-    return int(raw) if raw.isdigit() else None
+    return int(raw) if raw.isdigit() and len(raw) < 19 else None
 
 
 def _version(header: pl.DataFrame) -> str | None:
@@ -75,11 +75,10 @@ def _version(header: pl.DataFrame) -> str | None:
 
 
 def _thread(header: pl.DataFrame) -> int | None:
-    raw = _header_value(header, "Redo thread mounted by this instance")
-    if raw is None or not raw.split()[0].isdigit():
+    words = (_header_value(header, "Redo thread mounted by this instance") or "").split()
+    if not words or not words[0].isdigit() or len(words[0]) > 6:  # "1", "0 <none>"; no value, or noise
         return None
-    number = int(raw.split()[0])
-    return number or None
+    return int(words[0]) or None
 
 
 def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.DataFrame) -> FileInfo:
@@ -118,5 +117,5 @@ def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.Data
     elif instance:
         host = f"instance:{instance}"
         evidence.append("host unknown: instance name stands in")
-    pid = _pid(header) or (int(by_name["pid"]) if by_name else None)
+    pid = _pid(header) or (int(by_name["pid"]) if by_name and len(by_name["pid"]) < 19 else None)
     return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence), pid)

@@ -44,6 +44,7 @@ from analyzer.schemas import (
     empty,
 )
 from analyzer.spill import IN_MEMORY, INDEX, Piece, Spill
+from analyzer.streams import Streams
 from analyzer.tim import TimClock, anchor_rows, read_tim
 from analyzer.units import format_offset
 from analyzer.vocab import BACKWARD_KINDS, FORWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
@@ -135,6 +136,8 @@ class ReducedFile:
     waits: int = 0
     #: redo threads of the file's messages, in order of appearance
     threads: tuple[int, ...] = ()
+    #: pids of the processes of a trcsess file, each its own stream (empty for one process's trace)
+    processes: tuple[int, ...] = ()
 
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
@@ -181,7 +184,7 @@ class FileReducer:
 
     parsed: Parsed = field(default_factory=empty_parsed)
     kept: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {name: [] for name in (*KEPT_TABLES, "adr")})
-    starts: list[int] = field(default_factory=list)
+    streams: Streams = field(default_factory=Streams)
     #: opening messages still waiting for their closing one (STAMPED)
     carry: pl.DataFrame = field(default_factory=lambda: empty(STAMPED))
     #: the chunk's last message when it takes the stamp after it, and the stamps after the last
@@ -212,8 +215,8 @@ class FileReducer:
         for name, frames in self.kept.items():
             if t[name].height:
                 frames.append(t[name])
-        self.starts += _incarnation_starts(t["header"], t["markers"])
-        stream = _incarnation(self.starts)
+        self.streams.add(t["header"], t["markers"])
+        stream = self.streams.expr()
         self._span(t["adr"], t["krs"])
         anchors, self.pending_adr = anchor_rows(
             t["waits"], pl.concat([self.pending_adr, t["adr"].select(self.pending_adr.columns)])
@@ -302,7 +305,7 @@ class FileReducer:
         if self.held.height or self.held_krs.height:
             held, held_krs = self.held, self.held_krs
             self.held, self.held_krs = held.clear(), held_krs.clear()
-            self._reduce(held, held_krs, self.carry_waits, _incarnation(self.starts))
+            self._reduce(held, held_krs, self.carry_waits, self.streams.expr())
         kept = {n: pl.concat(frames) if frames else empty_parsed().tables[n] for n, frames in self.kept.items()}
         kinds = pl.DataFrame({"kind": sorted(self.kinds)}, schema={"kind": pl.String})
         info = identify_file(label, name, kept["header"], kinds)
@@ -352,6 +355,7 @@ class FileReducer:
             self.messages,
             self.waits,
             tuple(self.threads),
+            self.streams.processes,
         )
         slim = Parsed(
             {n: kept[n] if n in KEPT_TABLES else empty_parsed().tables[n] for n in TABLES},
@@ -409,30 +413,6 @@ def _boundary_waits(waits: pl.DataFrame, tim: TimClock) -> pl.DataFrame:
     )
     ela = (pl.col("ela_us") * tim.factor).round().cast(pl.Int64)
     return waits.select("stream", "ord", "event", ela_us=ela, tim=utc).cast(BOUNDARY_WAITS)
-
-
-def _incarnation_starts(header: pl.DataFrame, markers: pl.DataFrame) -> list[int]:
-    """Lines that start a new process incarnation: a repeated header (OS pid reuse) or a recreated file."""
-    starts = pl.concat(
-        [
-            header.filter(pl.col("kind") == "trace_file").select("line"),
-            markers.filter(pl.col("marker") == "recreated").select("line"),
-        ]
-    )["line"]
-    return sorted(starts.to_list())
-
-
-def _incarnation(starts: list[int]) -> pl.Expr:
-    """The process incarnation of each line (1, 2, ...): 1 + how many incarnation starts come
-    before it (a header at line 1 counts as the first). It is the file's `stream`;
-    `analyzer.segments` gives every process its own range, and messages of different streams are
-    never paired.
-    """
-    count = pl.lit(0, pl.Int64)
-    for start in starts[:64]:  # more than 64 restarts in one file would be noise
-        count = count + (pl.col("line") > start).cast(pl.Int64)
-    first_is_header = bool(starts and starts[0] == 1)
-    return count + (0 if first_is_header else 1)
 
 
 def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:

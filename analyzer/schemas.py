@@ -60,7 +60,7 @@ LGWR = schema(
 )
 #: trace header lines (key/value), and file markers (continued / recreated)
 HEADER = schema(line=pl.Int64, kind=pl.String, key=pl.String, value=pl.String)
-MARKERS = schema(line=pl.Int64, marker=pl.String, path=pl.String)
+MARKERS = schema(line=pl.Int64, marker=pl.String, path=pl.String, pid=pl.Int64)
 #: lines of a known family that its grammar rejected, and other input problems
 UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.String)
 #: the parse stage's tables, by name (parse stage -> reduce stage)
