@@ -208,14 +208,31 @@ LGWR_LINES = schema(
     at=UTC,
     elapsed_ms=pl.Int64,
     size_kb=pl.Int64,
+    detail=pl.String,
     host=pl.String,
     wthread=pl.Int64,
 )
 
-#: LGWR long-write warnings tied to the remote write(s) they cover
+#: one timeline of what happened: each write's send, receive, finish and ack, and the log writer and
+#: alert-log events around them (`--format csv --table events`; the JSON `events` holds the others)
+EVENTS = schema(
+    at=UTC,
+    event=pl.String,
+    thread=pl.Int64,
+    seq=pl.Int64,
+    msgid=pl.Int64,
+    host=pl.String,
+    file=pl.String,
+    line=pl.Int64,
+    elapsed_ms=pl.Int64,
+    detail=pl.String,
+)
+
+#: LGWR warnings (long writes, broadcast waits: `kind`) tied to the remote write(s) they cover
 WARNINGS = schema(
     file=pl.String,
     line=pl.Int64,
+    kind=pl.String,
     host=pl.String,
     thread=pl.Int64,
     at=UTC,

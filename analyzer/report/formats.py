@@ -6,7 +6,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TextIO
 
-from analyzer.clock import merged_timeline
+from analyzer import events
 from analyzer.insights import per_minute
 from analyzer.report.html import render_html
 from analyzer.report.machine import render_csv, render_json
@@ -52,9 +52,10 @@ def render_timeline_csv(a: Analysis, out: TextIO, top: int) -> None:
 
 
 def render_events_csv(a: Analysis, out: TextIO, top: int) -> None:
-    """Write every send, receive, finish and ack on one timeline (standby shifted by the clock offset)."""
+    """Write every send, receive, finish and ack, and the log writer and alert-log events around
+    them, on one timeline (standby shifted by the clock offset)."""
     del top
-    out.write(iso_frame(merged_timeline(a.writes, a.clock)).write_csv())
+    out.write(iso_frame(events.timeline(a)).write_csv())
 
 
 CSV_TABLES: dict[CsvTable, Renderer] = {

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, TextIO
 
 import polars as pl
 
-from analyzer import insights
+from analyzer import events, insights
 from analyzer.report.model import coverage, files, iso_exprs, iso_frame, summary
 from analyzer.results import Analysis
 
@@ -45,6 +45,7 @@ def render_json(a: Analysis, out: TextIO, top: int) -> None:
         "files": files(a),
         "coverage": coverage(a),
         "timeline": insights.per_minute(a.writes),
+        "events": events.around_writes(a),
     }
     out.write("{")
     for n, (key, value) in enumerate(document.items()):

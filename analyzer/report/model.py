@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import insights, inventory
+from analyzer import events, insights, inventory
 from analyzer.report.facts import oracle_versions
 from analyzer.results import Analysis
 from analyzer.results import coverage as file_coverage
@@ -129,7 +129,7 @@ def coverage(a: Analysis) -> list[dict[str, Any]]:
 
 
 def document(a: Analysis, top: int) -> dict[str, Any]:
-    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline"}` (see README, "Output contract")."""
+    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline", "events"}` (README, "Output contract")."""
     return {
         "summary": summary(a, top),
         "writes": _rows(a.writes),
@@ -137,4 +137,5 @@ def document(a: Analysis, top: int) -> dict[str, Any]:
         "files": files(a),
         "coverage": coverage(a),
         "timeline": _rows(insights.per_minute(a.writes)),
+        "events": _rows(events.around_writes(a)),
     }
