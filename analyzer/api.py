@@ -23,6 +23,8 @@ from analyzer.attribute import ATTRIBUTED, tie_warnings
 from analyzer.batches import Batched, match_in_batches
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, NoInputError
+from analyzer.gaps import find as find_gaps
+from analyzer.gaps import place as place_in_gaps
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file
 from analyzer.results import Analysis, FileResult, Options, ProgressHook
@@ -114,10 +116,12 @@ def finish(
     writes = _in_window(one_way(writes, clock), options, "sent_at")
     warnings = _in_window(tie_warnings(lgwr_lines(files), writes), options, "at")
     unmatched = pl.concat([primary.unmatched, standby.unmatched, batched.unmatched]).sort("file", "line")
+    unmatched, gaps = place_in_gaps(unmatched, find_gaps(files), clock)
     counts = (batched.primary_exchanges, batched.standby_exchanges)
     if options.since is not None or options.until is not None:  # writes seen on each side inside the window
         counts = (int(writes["primary_file"].is_not_null().sum()), int(writes["standby_file"].is_not_null().sum()))
-    return Analysis(options, files, skipped, writes, _in_window(unmatched, options, "at"), warnings, clock, *counts)
+    unmatched = _in_window(unmatched, options, "at")
+    return Analysis(options, files, skipped, writes, unmatched, warnings, clock, *counts, gaps=gaps)
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:

@@ -45,6 +45,41 @@ def _coverage_findings(a: Analysis) -> list[str]:
     return out
 
 
+def _when(at: datetime | None, missing: str) -> str:
+    return f"{at:%Y-%m-%d %H:%M:%S} UTC" if at is not None else missing
+
+
+def _gap_findings(gaps: pl.DataFrame) -> list[str]:
+    """One sentence per segment named by a marker and missing from the upload."""
+    out = []
+    for g in gaps.iter_rows(named=True):
+        who = (
+            " ".join(str(v) for v in (g["process"], "on", g["host"]) if v) if g["host"] else g["process"] or "a process"
+        )
+        between = f"between {_when(g['from_at'], 'its start')} and {_when(g['to_at'], 'the end of the upload')}"
+        fell = f"; {g['messages']:,} message(s) without partner fall in it" if g["messages"] else ""
+        out.append(
+            f"segment {g['missing']} of {who} is missing: writes {between} have no evidence from that host"
+            f" (a gap, as MAX_DUMP_FILE_SIZE leaves when it deletes old segments{fell})"
+        )
+    return out
+
+
+def _trcsess_findings(files: list[FileResult]) -> list[str]:
+    """trcsess output mixes processes: each is read as its own; say so, and when they are also given alone."""
+    out = []
+    for f in files:
+        pids = f.reduced.processes
+        if len(pids) < 2:
+            continue
+        alone = sorted(g.source.label for g in files if g is not f and g.reduced.info.pid in pids)
+        twice = f"; {', '.join(alone)} hold the same processes: their lines are read twice" if alone else ""
+        listed = ", ".join(str(p) for p in pids)
+        mixed = f"{f.source.label} is trcsess output of {len(pids)} processes (pids {listed})"
+        out.append(f"{mixed}: each is read as its own{twice}")
+    return out
+
+
 def findings(a: Analysis) -> list[str]:
     """Plain-language findings: missing sides, missing tracing, non-overlapping windows, assumptions."""
     out = []
@@ -69,6 +104,8 @@ def findings(a: Analysis) -> list[str]:
             f"{len(assumed)} file(s) have no time zone and none was given (--tz): "
             "UTC assumed for display; durations are unaffected"
         )
+    out += _gap_findings(a.gaps)
+    out += _trcsess_findings(a.files)
     out += [f"read stopped early: {f.source.label}: {f.stats.error}" for f in a.files if f.stats.error]
     lost = [s for s in a.skipped if s.partial]
     out += [f"not read: {s.label}: {s.reason}" for s in lost]

@@ -17,7 +17,7 @@ from analyzer.errors import ExitCode
 from analyzer.parse import Parsed
 from analyzer.read import ReadStats
 from analyzer.reduce import ReducedFile
-from analyzer.schemas import UNPARSED, empty
+from analyzer.schemas import GAPS, UNPARSED, empty
 from analyzer.sources import Skipped, Source
 from analyzer.zones import TimeZones
 
@@ -70,6 +70,9 @@ class Analysis:
     clock: pl.DataFrame
     primary_exchanges: int
     standby_exchanges: int
+    #: segments named by a marker and missing from the upload, with the messages that fall in them
+    #: (schema GAPS; those messages are not in `unmatched`)
+    gaps: pl.DataFrame = field(default_factory=lambda: empty(GAPS))
 
     @property
     def exit_code(self) -> ExitCode:

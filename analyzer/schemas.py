@@ -196,6 +196,23 @@ UNMATCHED = schema(
     reason=pl.String,
 )
 
+#: segments of a process's trace named by a marker (`TRACE CONTINUES IN FILE`, `TRACE CONTINUED FROM
+#: FILE`) and absent from the upload: no evidence from that host between `from_at` and `to_at`; `messages`
+#: counts the other messages without partner that fall in the gap (they are not listed as unmatched)
+GAPS = schema(
+    host=pl.String,
+    side=pl.String,
+    process=pl.String,
+    threads=pl.List(pl.Int64),
+    missing=pl.String,
+    before_file=pl.String,
+    line=pl.Int64,
+    after_file=pl.String,
+    from_at=UTC,
+    to_at=UTC,
+    messages=pl.Int64,
+)
+
 #: the (thread, seq) keys of the exchanges a spilled piece holds, and where: the batch index
 PIECE_KEYS = schema(thread=pl.Int64, seq=pl.Int64, len=pl.UInt32, store=pl.UInt32, piece=pl.UInt32)
 

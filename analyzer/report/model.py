@@ -103,6 +103,7 @@ def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = No
         "clock": _rows(a.clock),
         "notes": notes(a),
         "log_switches": log_switches(switches),
+        "gaps": _rows(a.gaps),
         "recommendations": [asdict(r) for r in advice],
     }
 
