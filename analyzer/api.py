@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from analyzer import parse
+from analyzer import alerts, parse
 from analyzer.archives import Limits
 from analyzer.attribute import ATTRIBUTED, tie_warnings
 from analyzer.batches import Batched, match_in_batches
@@ -32,7 +32,7 @@ from analyzer.schemas import empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
 from analyzer.spill import IN_MEMORY, Spill
-from analyzer.vocab import Role
+from analyzer.vocab import FileKind, Role
 from analyzer.zones import TimeZones
 
 __all__ = [
@@ -65,11 +65,11 @@ def read_file(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> Fil
 
 def _chunks(source: Source, stats: ReadStats) -> Iterator[parse.Parsed]:
     """The parsed chunks of a source; an error ends them (the chunks before it stand)."""
-    in_header = False
+    in_header, alert = False, FileKind.of(source.name) is FileKind.ALERT_LOG
     try:
         with source.opener() as stream:
             for lines in read_lines(stream, stats):
-                part, in_header = parse.parse_chunk(lines, in_header)
+                part, in_header = parse.parse_chunk(lines, in_header, alert=alert)
                 yield part
     except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
         stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
@@ -121,7 +121,8 @@ def finish(
     if options.since is not None or options.until is not None:  # writes seen on each side inside the window
         counts = (int(writes["primary_file"].is_not_null().sum()), int(writes["standby_file"].is_not_null().sum()))
     unmatched = _in_window(unmatched, options, "at")
-    return Analysis(options, files, skipped, writes, unmatched, warnings, clock, *counts, gaps=gaps)
+    destinations = alerts.destinations(alerts.entries(files))
+    return Analysis(options, files, skipped, writes, unmatched, warnings, clock, *counts, gaps, destinations)
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from analyzer.alerts import entries
 from analyzer.clock import merged_timeline
 from analyzer.results import Analysis, FileResult
 from analyzer.schemas import EVENTS, empty
@@ -52,10 +53,79 @@ def lgwr_events(files: list[FileResult]) -> pl.DataFrame:
     )
 
 
+#: the alert-log entries put on the timeline (not the startup parameter listing)
+ALERT_EVENTS = (
+    "log_switch",
+    "srl_selected",
+    "rfs_selected",
+    "rfs_attach",
+    "protection",
+    "transport_error",
+    "startup",
+    "parameter_change",
+)
+
+
+def _alert_detail() -> pl.Expr:
+    kind, detail = pl.col("kind"), pl.col("detail")
+    lad = pl.concat_str([pl.lit("LAD:"), pl.col("dest").cast(pl.String)])
+    pid = pl.concat_str([pl.lit("RFS pid "), pl.col("pid").cast(pl.String), pl.lit(" ")]).fill_null("")
+    return (
+        pl.when(kind == "srl_selected")
+        .then(lad)
+        .when(kind == "rfs_selected")
+        .then(pl.concat_str([pl.lit("LNO:"), pl.col("log").cast(pl.String)]))
+        .when(kind == "protection")
+        .then(pl.concat_str([pl.col("key"), pl.lit(" database is in "), detail, pl.lit(" mode")]))
+        .when(kind == "parameter_change")
+        .then(pl.concat_str([pl.col("key"), pl.lit("="), detail]))
+        .when((kind == "transport_error") & pl.col("key").is_not_null())
+        .then(pl.concat_str([pl.col("key"), pl.lit(": "), detail.fill_null("")]))
+        .when(kind == "rfs_attach")
+        .then(pl.concat_str([pid, detail.fill_null("")]).str.strip_chars())
+        .otherwise(detail)
+    )
+
+
+def alert_events(a: Analysis) -> pl.DataFrame:
+    """The alert-log entries of ALERT_EVENTS (schema EVENTS), a standby host's shifted onto the
+    primary's clock by the offset estimated for that host (the mean over its primary hosts; hosts
+    compared by their short name: an alert log's host may come from its path, a trace's from its header)."""
+    found = entries(a.files).filter(pl.col("kind").is_in(ALERT_EVENTS))
+    if not found.height:
+        return empty(EVENTS)
+    short = pl.col("_host").str.split(".").list.first()
+    offsets = (
+        a.clock.select(_host=pl.col("standby_host").cast(pl.String), _off="offset_ms")
+        .with_columns(_host=short)
+        .group_by("_host")
+        .agg(pl.col("_off").mean())
+    )
+    shift = pl.duration(microseconds=(pl.col("_off").fill_null(0.0) * 1000).round().cast(pl.Int64))
+    return (
+        found.with_columns(_host=pl.col("host"))
+        .with_columns(_host=short)
+        .join(offsets, on="_host", how="left")
+        .select(
+            at=pl.col("at") - shift,
+            event="kind",
+            thread="thread",
+            seq="seq",
+            msgid=pl.lit(None, pl.Int64),
+            host="host",
+            file="file",
+            line="line",
+            elapsed_ms=pl.lit(None, pl.Int64),
+            detail=_alert_detail(),
+        )
+        .cast(EVENTS)
+    )
+
+
 def around_writes(a: Analysis) -> pl.DataFrame:
     """The events that are not messages of a write, in time order (the JSON `events`), inside
     --since / --until."""
-    found = lgwr_events(a.files)
+    found = pl.concat([lgwr_events(a.files), alert_events(a)])
     keep = pl.lit(True)
     if a.options.since is not None:
         keep = keep & (pl.col("at") >= a.options.since).fill_null(True)

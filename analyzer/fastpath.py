@@ -173,15 +173,16 @@ def _message_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
     )
 
 
-def _local(digits: int, form: str) -> pl.Expr:
-    """Naive time of a `*** YYYY-MM-DD<form>HH:MM:SS.f` stamp from its first `digits` fraction digits.
+def _local(digits: int, form: str, start: int = 4) -> pl.Expr:
+    """Naive time of a `*** YYYY-MM-DD<form>HH:MM:SS.f` stamp (the date at `start`: an alert log's time
+    line has no stars) from its first `digits` fraction digits.
 
     Whole seconds repeat from line to line, so polars' conversion cache parses each once; the
     fraction is an integer scaled to microseconds.
     """
     text = pl.col("text")
-    seconds = text.str.slice(4, 19).str.to_datetime(f"%Y-%m-%d{form}%H:%M:%S", strict=False, time_unit="us")
-    micros = _int(text.str.slice(_FRACTION_AT, digits)) * 10 ** (6 - digits)
+    seconds = text.str.slice(start, 19).str.to_datetime(f"%Y-%m-%d{form}%H:%M:%S", strict=False, time_unit="us")
+    micros = _int(text.str.slice(start + 20, digits)) * 10 ** (6 - digits)
     return seconds + pl.duration(microseconds=micros)
 
 
@@ -272,15 +273,15 @@ def _adr_local(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
     )
 
 
-def _adr_iso(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
-    """ISO ADR lines: the zone `+HH:MM` follows the fraction."""
+def _adr_iso(rows: pl.DataFrame, fraction: int, start: int = 4) -> pl.DataFrame:
+    """ISO ADR lines (the date at `start`): the zone `+HH:MM` follows the fraction."""
     digits = min(fraction, 6)
-    zone = pl.col("text").str.slice(_FRACTION_AT + fraction, 6)
+    zone = pl.col("text").str.slice(start + 20 + fraction, 6)
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
     minutes = _int(zone.str.slice(1, 2)) * 60 + _int(zone.str.slice(4, 2))
     valid = (_int(zone.str.slice(4, 2)) < 60) & (minutes <= MAX_OFFSET_MIN)  # else lark says why
     return rows.with_columns(
-        local=pl.when(valid).then(_local(digits, "T")),
+        local=pl.when(valid).then(_local(digits, "T", start)),
         digits=pl.lit(digits, pl.Int8),
         utc_offset_min=(sign * minutes).cast(pl.Int32),
     )
@@ -361,3 +362,18 @@ def log_writes(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFram
     )
     out, bad = _keep(out, ["elapsed_ms", "size_kb"], LGWR)
     return {"lgwr": out}, pl.concat([rows.filter(~ok).select("line", "text"), bad])
+
+
+#: an alert log's time line from 12.2 on: ISO with the zone, alone on its line
+ALERT_TIME_SHAPE = rf"^{_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}$"
+
+
+def alert_times(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """The ISO time lines of an alert log (one above each entry: about half its lines) -> ADR rows;
+    the other alert lines go to the grammar."""
+    if rows.is_empty():
+        return {"adr": empty(ADR)}, rows
+    length = pl.col("text").str.len_bytes() - 26  # the fraction: between the 20 characters and the zone
+    times, rest = _take(rows, ALERT_TIME_SHAPE, length, functools.partial(_adr_iso, start=0))
+    adr, bad = _keep(times, ["local"], ADR)
+    return {"adr": adr}, pl.concat([rest, bad]).sort("line")

@@ -13,8 +13,6 @@ import hashlib
 import os
 import re
 import stat
-from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,59 @@ from typing import Any
 from lark import Lark, Token, Transformer, UnexpectedInput, UnexpectedToken
 from lark import __version__ as lark_version
 from lark.exceptions import VisitError
+
+from analyzer.records import (
+    MAX_LGWR,
+    MAX_MICROS,
+    MAX_OFFSET_MIN,
+    YEARS,
+    AdrStamp,
+    AlertEvent,
+    FileMarker,
+    HeaderLine,
+    KrsStamp,
+    LgwrLine,
+    LineError,
+    Message,
+    Record,
+    SessionLine,
+    Wait,
+    check,
+    parse_iso,
+    parse_local,
+)
+
+__all__ = [
+    "ALERT_LINE",
+    "LGWR_PREFIXES",
+    "MAX_LGWR",
+    "MAX_MICROS",
+    "MAX_OFFSET_MIN",
+    "MESSAGE_PREFIXES",
+    "YEARS",
+    "AdrStamp",
+    "AlertEvent",
+    "Family",
+    "FileMarker",
+    "HeaderLine",
+    "KrsStamp",
+    "LgwrLine",
+    "LineError",
+    "Message",
+    "Record",
+    "SessionLine",
+    "Wait",
+    "cache_dir",
+    "cache_file",
+    "check",
+    "describe",
+    "grammar_dir",
+    "grammar_path",
+    "parse_iso",
+    "parse_line",
+    "parse_local",
+    "parser",
+]
 
 
 class Family(StrEnum):
@@ -32,6 +83,7 @@ class Family(StrEnum):
     WAIT = "wait"
     LGWR = "lgwr"
     HEADER = "header"
+    ALERT = "alert"
 
 
 #: the four event-16410 message texts, by kind (grammars/transport.lark; a test parses each)
@@ -43,149 +95,31 @@ MESSAGE_PREFIXES = {
 }
 #: literal starts of log writer lines (grammars/lgwr.lark)
 LGWR_PREFIXES = ("Warning: log write ", "kcrfw_alfs_update_mode:", "Log file sync switching to ")
-
-
-# ---------------------------------------------------------------------------- records
-@dataclass(frozen=True, slots=True)
-class Message:
-    """An event-16410 message (`kind` is client_send, client_recv, server_recv, server_done)."""
-
-    kind: str
-    func: str
-    oper: str
-    flag: str
-    thread: int
-    seq: int
-    msgid: int
-
-
-@dataclass(frozen=True, slots=True)
-class KrsStamp:
-    """A redo-transport stamp: naive local time plus the C source location that wrote it."""
-
-    local: datetime
-    digits: int
-    src_file: str
-    src_line: int
-
-
-@dataclass(frozen=True, slots=True)
-class AdrStamp:
-    """An ADR wall-clock line; `utc_offset_min` only for the 12.2+ ISO form."""
-
-    local: datetime
-    digits: int
-    utc_offset_min: int | None
-    container: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionLine:
-    """A session-block line such as `*** SESSION ID:(9.1) <timestamp>`."""
-
-    key: str
-    value: str
-    local: datetime
-    digits: int
-    utc_offset_min: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class FileMarker:
-    """A line about the file itself: `continued` (`*** TRACE CONTINUED FROM FILE <path> ***`),
-    `continues` (`*** TRACE CONTINUES IN FILE <path> ***`), `recreated` (`*** TRACE FILE RECREATED
-    ... ***`) or `process` (trcsess's `*** [ Unix process pid: <pid> ]`)."""
-
-    marker: str
-    path: str | None
-    pid: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """A 10046 WAIT line; `tim` is the wait's end time in the trace's own clock."""
-
-    cursor: int
-    event: str
-    ela_us: int
-    params: str
-    tim: int
-
-
-@dataclass(frozen=True, slots=True)
-class LgwrLine:
-    """A log writer line: `log_write`, `broadcast_wait`, `alfs_update` or `sync_switch`."""
-
-    kind: str
-    elapsed_ms: int | None
-    size_kb: int | None
-    detail: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class HeaderLine:
-    """One trace-header line: `kind` is the grammar rule, `key`/`value` its content."""
-
-    kind: str
-    key: str
-    value: str
-
-
-Record = Message | KrsStamp | AdrStamp | SessionLine | FileMarker | Wait | LgwrLine | HeaderLine
-
-
-class LineError(ValueError):
-    """A line of a known family that its grammar rejects; the message is the reason."""
-
-
-# ---------------------------------------------------------------------------- value ranges
-# A number beyond these is a corrupt line (unparsed, with the reason), not a value to compute with:
-# times and durations become UTC instants and durations further on, which must not overflow.
-#: years of a stamp
-YEARS = (1900, 2999)
-#: `tim` and `ela` of a WAIT line (µs): 2^53 µs is 285 years, and exact in floating point
-MAX_MICROS = 2**53
-#: milliseconds and kilobytes of a log writer line (2^40 ms is 35 years)
-MAX_LGWR = 2**40
-#: a UTC offset, in minutes (UTC-12:00 to UTC+14:00 are the zones in use)
-MAX_OFFSET_MIN = 14 * 60
-
-
-def check(name: str, value: int, limit: int) -> int:
-    """`value` when 0 <= value < limit; else ValueError naming the field (the line is unparsed)."""
-    if not 0 <= value < limit:
-        raise ValueError(f"{name}={value} out of range")
-    return value
-
-
-# ---------------------------------------------------------------------------- time helpers
-def parse_local(date: str, time: str) -> tuple[datetime, int]:
-    """Parse `YYYY-MM-DD` and `HH:MM:SS.fff[fff]` into a naive datetime and its digit count."""
-    whole, _, frac = time.partition(".")
-    micro = int((frac + "000000")[:6]) if frac else 0
-    parsed = datetime.strptime(f"{date} {whole}", "%Y-%m-%d %H:%M:%S")
-    if not YEARS[0] <= parsed.year <= YEARS[1]:
-        raise ValueError(f"year {parsed.year} out of range ({YEARS[0]}-{YEARS[1]})")
-    return parsed.replace(microsecond=micro), min(len(frac), 6)
-
-
-_ZONE = re.compile(r"(Z|([+-])(\d\d):?(\d\d))$")
-
-
-def parse_iso(text: str) -> tuple[datetime, int, int | None]:
-    """Parse an ADR ISO timestamp into naive local time, digit count and UTC offset (minutes; None
-    when the stamp has no zone)."""
-    zone = _ZONE.search(text)
-    offset: int | None = None
-    if zone is not None:
-        sign = -1 if zone[2] == "-" else 1
-        offset = 0 if zone[1] == "Z" else sign * (int(zone[3]) * 60 + int(zone[4]))
-        if zone[1] != "Z" and (int(zone[4]) >= 60 or abs(offset) > MAX_OFFSET_MIN):
-            raise ValueError(f"UTC offset {zone[1]} out of range")
-        text = text[: zone.start()]
-    date, _, time = text.partition("T")
-    local, digits = parse_local(date, time)
-    return local, digits, offset
+#: the alert-log lines the alert grammar reads (grammars/alert.lark), one alternative per shape; the
+#: others are ignored. A transport error names a destination with a word of failure, or is an ORA- error
+#: of Data Guard (16xxx), Oracle Net (12xxx) or a lost connection (03113, 03114, 03135)
+_FAILURE = r"(?i:error|fail|time ?out|timed out|hung|reconnect|unsynchronized|abandon|terminat|disconnect|unable)"
+_DESTINATION = r"(?:LOG_ARCHIVE_DEST_[0-9]+|LAD:[0-9]+)"
+ALERT_LINE = "|".join(
+    [
+        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}",
+        r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-9][0-9] [0-9]{2}:",
+        r"advanced to log sequence",
+        r"SRL selected for |Standby redo logfile selected for ",
+        r": Selected (?:log |LNO:)",
+        r"Assigned to RFS process |Identified database type as ",
+        r"(?:Primary|Standby) database is in ",
+        rf"{_DESTINATION}.*{_FAILURE}|{_FAILURE}.*{_DESTINATION}",
+        r"(?:^|: )ORA-(?:16[0-9]{3}|12[0-9]{3}|0311[34]|03135)",
+        r": Error [0-9]+ received logging on to the standby",
+        r"^[ \t]+[A-Za-z_][A-Za-z0-9_#$]*[ \t]*=",
+        r"^(?i:alter system set )",
+        r"^Oracle .*Release [0-9]",
+        r"^Version [0-9]",
+        r"^Node name:",
+        r"^Starting ORACLE instance",
+    ]
+)
 
 
 # ---------------------------------------------------------------------------- transformers
@@ -305,12 +239,102 @@ class _Header(_Base):
         return HeaderLine("os_line", "OS", str(c[0]).strip())
 
 
+_PREFIX = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?:\[\d+\])?(?: \(PID:(?P<pid>\d+)\))?: ")
+_DEST = re.compile(r"LOG_ARCHIVE_DEST_(\d+)|LAD:(\d+)")
+_T_S = re.compile(r"T-(\d+)\.S-(\d+)")
+_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+
+def _of(c: list[Token], *types: str) -> list[str]:
+    return [str(t) for t in c if t.type in types]
+
+
+class _Alert(_Base):
+    """Alert-log lines: each rule reads the tokens it has by type (a prefix, numbers, the tail)."""
+
+    @staticmethod
+    def _event(kind: str, c: list[Token], **fields: int | str | None) -> AlertEvent:
+        """An AlertEvent with the process and pid of its prefixes and the message's tail as detail."""
+        prefixes = [m for t in _of(c, "PREFIX") if (m := _PREFIX.fullmatch(t))]
+        process = next((m["name"].upper() for m in prefixes if m["pid"] or m["name"].isupper()), None)
+        pid = next((int(m["pid"]) for m in prefixes if m["pid"]), None)
+        tail = " ".join(t.strip() for t in _of(c, "REST", "QUOTED", "TRANSPORT_TEXT")) or None
+        values: dict[str, int | str | None] = {"process": process, "pid": pid, "detail": tail, **fields}
+        return AlertEvent(kind, **values)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _thread_seq(c: list[Token], ints: list[int]) -> tuple[int, int]:
+        pair = next((m for t in _of(c, "T_S") if (m := _T_S.fullmatch(t))), None)
+        return (int(pair[1]), int(pair[2])) if pair else (ints[0], ints[1])
+
+    def time_iso(self, c: list[Token]) -> AdrStamp:
+        local, digits, offset = parse_iso(c[0])
+        return AdrStamp(local, digits, offset, None)
+
+    def time_ctime(self, c: list[Token]) -> AdrStamp:
+        _, month, day, clock, year = str(c[0]).split()
+        local, _ = parse_local(f"{year}-{_MONTHS.index(month) + 1:02d}-{int(day):02d}", clock)
+        return AdrStamp(local, 0, None, None)
+
+    def log_switch(self, c: list[Token]) -> AlertEvent:
+        thread, seq = (int(t) for t in _of(c, "INT"))
+        return self._event("log_switch", c, thread=thread, seq=seq)
+
+    def srl_selected(self, c: list[Token]) -> AlertEvent:
+        ints = [int(t) for t in _of(c, "INT")]
+        named = _of(c, "DEST")
+        thread, seq = self._thread_seq(c, ints)
+        dest = int(named[0].rsplit("_", 1)[1]) if named else ints[-1]
+        return self._event("srl_selected", c, thread=thread, seq=seq, dest=dest)
+
+    def rfs_selected(self, c: list[Token]) -> AlertEvent:
+        log, *ints = (int(t) for t in _of(c, "INT"))
+        thread, seq = self._thread_seq(c, ints)
+        return self._event("rfs_selected", c, thread=thread, seq=seq, log=log)
+
+    def rfs_attach(self, c: list[Token]) -> AlertEvent:
+        ints = _of(c, "INT")  # `Assigned to RFS process <pid>`; 12.2+ names the pid in the prefix
+        if ints:
+            return self._event("rfs_attach", c, pid=int(ints[0]))
+        told = "".join(_of(c, "QUOTED") + [" " * (not t.startswith(":")) + t.strip() for t in _of(c, "REST")])
+        return self._event("rfs_attach", c, detail=told)
+
+    def protection(self, c: list[Token]) -> AlertEvent:
+        return self._event("protection", c, key=_of(c, "DB_ROLE")[0], detail=_of(c, "MODE")[0])
+
+    def transport_error(self, c: list[Token]) -> AlertEvent:
+        code = _of(c, "ORA")
+        found = _DEST.search(" ".join(_of(c, "TRANSPORT_TEXT", "REST")))
+        dest = int(found[1] or found[2]) if found else None
+        return self._event("transport_error", c, dest=dest, key=code[0] if code else None)
+
+    def parameter(self, c: list[Token]) -> AlertEvent:
+        value = _of(c, "VALUE")
+        return AlertEvent("parameter", key=str(c[0]).strip().lower(), detail=value[0].strip() if value else "")
+
+    def parameter_change(self, c: list[Token]) -> AlertEvent:
+        return AlertEvent("parameter_change", key=_of(c, "NAME")[0].lower(), detail=_of(c, "SET_VALUE")[0])
+
+    def startup(self, c: list[Token]) -> AlertEvent:
+        return self._event("startup", c)
+
+    def banner(self, c: list[Token]) -> HeaderLine:
+        return HeaderLine("banner", "banner", str(c[0]).strip())
+
+    def version(self, c: list[Token]) -> HeaderLine:
+        return HeaderLine("version", "Version", str(c[0]).rstrip("."))
+
+    def node(self, c: list[Token]) -> HeaderLine:
+        return HeaderLine("field", "Node name", str(c[0]).strip() if c else "")
+
+
 _TRANSFORMERS: dict[Family, type[_Base]] = {
     Family.TRANSPORT: _Transport,
     Family.STAMPS: _Stamps,
     Family.WAIT: _Wait,
     Family.LGWR: _Lgwr,
     Family.HEADER: _Header,
+    Family.ALERT: _Alert,
 }
 
 

@@ -9,7 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from analyzer.schemas import COMPARISON, SWITCHES, TIMELINE
+from analyzer.events import alert_events
+from analyzer.results import Analysis
+from analyzer.schemas import COMPARISON, OBSERVED, SWITCHES, TIMELINE
 from analyzer.summary import SLOWEST_ORDER, STAT_COLUMNS, component_stats, matched_only, slowest, time_shares
 from analyzer.vocab import TOTAL_AND_COMPONENTS, Component
 
@@ -27,15 +29,55 @@ MAJOR_SHARE = 0.4
 LOG_MINUTES = 20
 
 
-def log_switches(writes: pl.DataFrame) -> pl.DataFrame:
-    """One row per change of `seq` between consecutive writes of a thread; `at` is the first write of the new log."""
-    return (
+#: alert-log switches and standby redo log selections count when this close (s) to the writes' time span
+OBSERVED_MARGIN_S = 600.0
+
+
+def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per log switch of a thread (schema SWITCHES): those the alert logs print (`Thread N
+    advanced to log sequence S`), with the standby redo log selections of both sides (`srl_selected_at`,
+    `rfs_selected_at`), beside those inferred from the writes (a change of `seq` between consecutive
+    writes of a thread: `inferred_at`, the first write of the new log).
+
+    `at` is the switch's time: the alert log's, else the first write of the new log, else the first
+    standby redo log selection; `source` says which. `observed` has thread, seq, at and kind
+    (log_switch, srl_selected, rfs_selected: `analyzer.events.alert_events`); it counts within
+    OBSERVED_MARGIN_S of the writes (all of it without writes).
+    """
+    inferred = (
         writes.select("thread", "seq", "sent_at", "msgid")
         .sort("thread", "sent_at", "msgid")
         .select("thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("thread"))
         .filter(pl.col("seq") != pl.col("from_seq"))
-        .select("thread", "from_seq", to_seq="seq", at="sent_at")
+        .select("thread", "from_seq", to_seq="seq", inferred_at="sent_at")
+    )
+    seen = {"log_switch": "alert_at", "srl_selected": "srl_selected_at", "rfs_selected": "rfs_selected_at"}
+    rows = (observed if observed is not None else pl.DataFrame(schema=OBSERVED)).select(OBSERVED.names())
+    if writes.height and rows.height:
+        margin = timedelta(seconds=OBSERVED_MARGIN_S)
+        span = (writes["sent_at"].min() - margin, writes["sent_at"].max() + margin)  # type: ignore[operator]
+        rows = rows.filter(pl.col("at").is_between(*span))
+    per_kind = [
+        rows.filter(pl.col("kind") == kind).group_by("thread", to_seq="seq").agg(pl.col("at").min().alias(column))
+        for kind, column in seen.items()
+    ]
+    keys = pl.concat([inferred.select("thread", "to_seq"), *(p.select("thread", "to_seq") for p in per_kind)])
+    merged = keys.drop_nulls().unique().join(inferred, on=["thread", "to_seq"], how="left")
+    for part in per_kind:
+        merged = merged.join(part, on=["thread", "to_seq"], how="left")
+    return (
+        merged.with_columns(
+            from_seq=pl.col("from_seq").fill_null(pl.col("to_seq") - 1),
+            at=pl.coalesce("alert_at", "inferred_at", "srl_selected_at", "rfs_selected_at"),
+            source=pl.when(pl.col("alert_at").is_not_null())
+            .then(pl.lit("alert log"))
+            .when(pl.col("inferred_at").is_not_null())
+            .then(pl.lit("writes"))
+            .otherwise(pl.lit("standby redo log selection")),
+        )
+        .select(SWITCHES.names())
         .cast(SWITCHES)
+        .sort("at", "thread")
     )
 
 
@@ -114,12 +156,15 @@ def _finding(switches: int, near: Mapping[str, Any], rest: Mapping[str, Any], cl
     )
 
 
-def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> SwitchAnalysis:
+def analyze_log_switches(
+    writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S, observed: pl.DataFrame | None = None
+) -> SwitchAnalysis:
     """Find log switches, compare writes near them with the rest, and decide whether slow writes cluster there.
 
     The window shrinks to a tenth of the median time between switches when logs switch every few seconds.
+    `observed`: the switches and standby redo log selections of the alert logs (see `log_switches`).
     """
-    switches = log_switches(writes)
+    switches = log_switches(writes, observed)
     interval = _interval_min(switches)
     if interval is not None:
         window_s = min(window_s, interval * 60.0 * WINDOW_PER_INTERVAL)
@@ -149,6 +194,12 @@ def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S
         interval_min=interval,
         finding=_finding(switches.height, near, rest, clustered, window_s),
     )
+
+
+def switch_analysis(a: Analysis) -> SwitchAnalysis:
+    """The log-switch analysis of an analysis's writes, with what its alert logs say."""
+    observed = alert_events(a).select(kind="event", thread="thread", seq="seq", at="at")
+    return analyze_log_switches(a.writes, observed=observed)
 
 
 def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.DataFrame:

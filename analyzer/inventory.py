@@ -120,6 +120,7 @@ def table(a: Analysis) -> pl.DataFrame:
         rows.append(
             {
                 "file": f.source.label,
+                "kind": i.kind,
                 "role": i.role,
                 "process": i.process,
                 "instance": i.instance,

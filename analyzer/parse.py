@@ -86,6 +86,10 @@ REGISTRY: dict[g.Family, FamilySpec] = {
         FamilySpec(g.Family.WAIT, {g.Wait: "waits"}, fastpath.waits),
         FamilySpec(g.Family.LGWR, {g.LgwrLine: "lgwr"}, fastpath.log_writes),
         FamilySpec(g.Family.HEADER, {g.HeaderLine: "header"}),
+        # alert logs only (`parse_chunk(..., alert=True)`): time lines, entries, banner and version
+        FamilySpec(
+            g.Family.ALERT, {g.AdrStamp: "adr", g.AlertEvent: "alert", g.HeaderLine: "header"}, fastpath.alert_times
+        ),
     )
 }
 #: the parse table of each grammar record type
@@ -142,6 +146,8 @@ FAMILIES = (
     "ignored:10046",
     "ignored:other",
     "ignored:separator",
+    g.Family.ALERT.value,
+    "ignored:alert",
 )
 _CODE = {name: code for code, name in enumerate(FAMILIES)}
 #: code of the rows the literal tests leave to the full order of tests
@@ -262,6 +268,24 @@ def _with_header_region(rows: pl.DataFrame, ends: pl.Series, starts: pl.Series, 
     return marked.with_columns(in_header=pl.when(none).then(carry).otherwise(later_start)).drop("_end", "_start")
 
 
+def split_alert(lines: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The rows of each family of an alert log: the lines of the shapes the alert grammar reads
+    (`grammar.ALERT_LINE`), blank lines, and the others (ignored, category "alert")."""
+    coded = lines.select(
+        "line",
+        "text",
+        _f=pl.when(_BLANK)
+        .then(_code("ignored:blank"))
+        .when(pl.col("text").str.contains(g.ALERT_LINE))
+        .then(_code(g.Family.ALERT.value))
+        .otherwise(_code("ignored:alert")),
+    )
+    groups = dict.fromkeys(_CODE, coded.clear().drop("_f"))
+    for name in ("ignored:blank", g.Family.ALERT.value, "ignored:alert"):
+        groups[name] = coded.filter(pl.col("_f") == _CODE[name]).drop("_f")
+    return groups
+
+
 # ---------------------------------------------------------------------------- grammar path
 def record_row(record: g.Record) -> dict[str, object]:
     """A grammar record as a row of its table (see `RECORD_TABLE`)."""
@@ -294,13 +318,14 @@ def _grammar_path(rows: pl.DataFrame) -> tuple[dict[str, list[dict[str, object]]
 
 
 # ---------------------------------------------------------------------------- driver
-def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True) -> tuple[Parsed, bool]:
+def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True, alert: bool = False) -> tuple[Parsed, bool]:
     """Parse one chunk of numbered lines; returns the result and the header state at its end.
 
     `fast=False` sends every line of a known family to its grammar: the specification path,
-    which the tests compare with the fast path on whole trace sets.
+    which the tests compare with the fast path on whole trace sets. `alert`: the lines are an
+    alert log's (`split_alert`), not a trace's.
     """
-    groups, end_in_header = split_families(lines, in_header)
+    groups, end_in_header = (split_alert(lines), False) if alert else split_families(lines, in_header)
     ignored = Counter(
         {name.removeprefix("ignored:"): rows.height for name, rows in groups.items() if name.startswith("ignored:")}
     )

@@ -29,6 +29,7 @@ from analyzer.pairing import pair_events, wait_columns, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
 from analyzer.schemas import (
     ADR,
+    ALERT,
     ANCHORS,
     BOUNDARY_WAITS,
     CAT,
@@ -53,7 +54,7 @@ from analyzer.zones import TimeZones, to_utc, utc_columns, zone_lines
 #: columns of a message that its exchange keeps, as a_<column> (opening) and b_<column> (closing)
 PAYLOAD = ["line", "ord", "zkey", "local", "res_us"]
 #: parse tables a file keeps whole (small: header, markers, rejected lines, log writer lines)
-KEPT_TABLES = ("unparsed", "header", "markers", "lgwr")
+KEPT_TABLES = ("unparsed", "header", "markers", "lgwr", "alert")
 #: at most this many waits before a file's first message are kept for a write spanning two segments
 HEAD_WAITS = 10_000
 #: at most this many waits are carried for a write left open at the end of a chunk
@@ -138,6 +139,8 @@ class ReducedFile:
     threads: tuple[int, ...] = ()
     #: pids of the processes of a trcsess file, each its own stream (empty for one process's trace)
     processes: tuple[int, ...] = ()
+    #: an alert log's entries with their UTC time `at` (schema ALERT plus `at`; empty for a trace)
+    alert: pl.DataFrame = field(default_factory=lambda: empty(ALERT).with_columns(at=pl.lit(None, UTC)))
 
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
@@ -340,6 +343,7 @@ class FileReducer:
             [self.head_waits if self.head_waits is not None else self.carry_waits.clear(), self.carry_waits]
         )
         lgwr = to_utc(_lgwr_times(kept["lgwr"], adr), adr, fallback).with_columns(file=pl.lit(label))
+        alert = to_utc(_lgwr_times(kept["alert"], adr), adr, fallback).select(*ALERT.names(), "at")
         first_at, last_at = _span(self.local_min, self.local_max, zl, fallback)
         tables = ReducedFile(
             info,
@@ -356,6 +360,7 @@ class FileReducer:
             self.waits,
             tuple(self.threads),
             self.streams.processes,
+            alert,
         )
         slim = Parsed(
             {n: kept[n] if n in KEPT_TABLES else empty_parsed().tables[n] for n in TABLES},
@@ -416,7 +421,8 @@ def _boundary_waits(waits: pl.DataFrame, tim: TimClock) -> pl.DataFrame:
 
 
 def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:
-    """Each log writer line with the ADR wall-clock line before it (its only time)."""
+    """Each log writer line (or alert-log entry) with the ADR wall-clock line (or the alert log's time
+    line) before it: its only time."""
     clock = adr.sort("line").select(stamp_line=pl.col("line"), local=pl.col("local"), digits=pl.col("digits"))
     return lgwr.sort("line").join_asof(clock, left_on="line", right_on="stamp_line", strategy="backward")
 

@@ -61,6 +61,50 @@ LGWR = schema(
 #: trace header lines (key/value), and file markers (continued / recreated)
 HEADER = schema(line=pl.Int64, kind=pl.String, key=pl.String, value=pl.String)
 MARKERS = schema(line=pl.Int64, marker=pl.String, path=pl.String, pid=pl.Int64)
+#: alert-log entries (log switches, standby redo log selection, RFS attachment, protection mode,
+#: transport errors, parameters); their time is the alert log's time line above them (`adr`)
+ALERT = schema(
+    line=pl.Int64,
+    kind=pl.String,
+    process=pl.String,
+    pid=pl.Int64,
+    thread=pl.Int64,
+    seq=pl.Int64,
+    dest=pl.Int64,
+    log=pl.Int64,
+    key=pl.String,
+    detail=pl.String,
+)
+#: the alert-log entries of every file with their UTC time, file, host, instance and database (db_unique_name)
+ALERT_ENTRIES = schema(
+    **ALERT,
+    at=UTC,
+    file=pl.String,
+    host=pl.String,
+    instance=pl.String,
+    database=pl.String,
+)
+#: each setting of a redo transport destination (`log_archive_dest_N`) in the alert logs: the attributes
+#: its value writes (null when it does not say), when and how it was set (`source`: startup, alter system)
+DESTINATIONS = schema(
+    database=pl.String,
+    instance=pl.String,
+    host=pl.String,
+    dest=pl.Int64,
+    state=pl.String,
+    service=pl.String,
+    location=pl.String,
+    transport=pl.String,
+    affirm=pl.String,
+    target=pl.String,
+    valid_for=pl.String,
+    net_timeout_s=pl.Int64,
+    attributes=pl.String,
+    set_at=UTC,
+    source=pl.String,
+    file=pl.String,
+    line=pl.Int64,
+)
 #: lines of a known family that its grammar rejected, and other input problems
 UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.String)
 #: the parse stage's tables, by name (parse stage -> reduce stage)
@@ -72,6 +116,7 @@ PARSE_TABLES = {
     "lgwr": LGWR,
     "header": HEADER,
     "markers": MARKERS,
+    "alert": ALERT,
     "unparsed": UNPARSED,
 }
 
@@ -277,8 +322,23 @@ STATS = schema(
 )
 #: writes per V$EVENT_HISTOGRAM bucket (`<1`, `<2`, ... ms)
 HISTOGRAM = schema(bucket=pl.String, count=pl.Int64)
-#: log switches: a change of `seq` between consecutive writes of a thread (insights)
-SWITCHES = schema(thread=pl.Int64, from_seq=pl.Int64, to_seq=pl.Int64, at=UTC)
+#: log switches of a thread (insights): `at` the switch's time, from `source` (alert log, writes, standby
+#: redo log selection); `alert_at` the alert log's `Thread N advanced to log sequence S`; `inferred_at` the
+#: first write of the new log; the standby redo log selections of
+#: the primary (`srl_selected_at`, `SRL selected for ...`) and of RFS (`rfs_selected_at`)
+SWITCHES = schema(
+    thread=pl.Int64,
+    from_seq=pl.Int64,
+    to_seq=pl.Int64,
+    at=UTC,
+    source=pl.String,
+    alert_at=UTC,
+    inferred_at=UTC,
+    srl_selected_at=UTC,
+    rfs_selected_at=UTC,
+)
+#: what the alert logs say about log switches: `kind` log_switch, srl_selected or rfs_selected (insights)
+OBSERVED = schema(kind=pl.String, thread=pl.Int64, seq=pl.Int64, at=UTC)
 #: latency of the writes near a log switch against the others
 COMPARISON = schema(
     writes=pl.String,
@@ -302,6 +362,7 @@ TIMELINE = schema(
 #: one row per file found by `dgtrace inventory`
 INVENTORY = schema(
     file=pl.String,
+    kind=pl.String,
     role=pl.String,
     process=pl.String,
     instance=pl.String,

@@ -34,13 +34,14 @@ from analyzer.archives import (
     zip_members,
 )
 from analyzer.errors import CorruptInput, LimitExceeded, UsageError
+from analyzer.vocab import ALERT_LOG_NAME
 
 __all__ = ["Limits", "Skipped", "Source", "discover"]
 
 #: short archive suffixes, spelled out so the compression suffix can be peeled off
 _ALIASES = {".tgz": ".tar.gz", ".tbz2": ".tar.bz2", ".txz": ".tar.xz"}
 _TRACE_MAP = "trace map (.trm) file: ADR metadata, nothing to parse"
-_NOT_TRACE = "not a trace file (*.trc) by its name"
+_NOT_TRACE = "not a trace file (*.trc) or alert log (alert_*.log) by its name"
 #: buffer of the streams handed out (fewer, larger reads through the decompression stages)
 _BUFFER = 128 * 1024
 #: bytes hashed to tell contents apart before a full comparison
@@ -143,7 +144,7 @@ def _kind(core: str) -> _Kind:
 def _skip_reason(name: str) -> str | None:
     """Why a file found in a folder or an archive is not read, or None to read it."""
     core = _split(_basename(name))[0].lower()
-    if core.endswith((".trc", ".zip", ".tar")):
+    if core.endswith((".trc", ".zip", ".tar")) or ALERT_LOG_NAME.match(core):
         return None
     return _TRACE_MAP if core.endswith(".trm") else _NOT_TRACE
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from analyzer import insights
-from analyzer.schemas import TIMELINE, WRITES
+from analyzer.api import Options, analyze
+from analyzer.schemas import OBSERVED, TIMELINE, WRITES
+from analyzer.simulate.options import SimOptions
+from analyzer.simulate.runner import simulate
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 THRESHOLD = 100.0
@@ -86,8 +90,8 @@ def test_log_switch_is_a_change_of_seq_on_one_thread() -> None:
             row(5, 4.0, thread=1, seq=11),
         ]
     )
-    switches = insights.log_switches(writes)
-    assert switches.to_dicts() == [{"thread": 1, "from_seq": 10, "to_seq": 11, "at": T0 + timedelta(seconds=4)}]
+    switches = insights.log_switches(writes).select("thread", "from_seq", "to_seq", "at", "source")
+    assert switches.rows() == [(1, 10, 11, T0 + timedelta(seconds=4), "writes")]
 
 
 def test_writes_near_a_switch_of_their_own_thread_are_flagged() -> None:
@@ -311,3 +315,54 @@ def test_clustered_switches_call_for_larger_redo_logs() -> None:
 def test_unclustered_switches_do_not_call_for_larger_redo_logs() -> None:
     writes = steady(600, 60, slow_at={30, 90, 150, 210, 270}, **SLOW_IO)
     assert "redo-log-size" not in recommend(writes)
+
+
+def _observed(rows: list[tuple[str, int, int, datetime]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=OBSERVED, orient="row")
+
+
+def test_alert_log_switches_and_srl_selections_join_those_of_the_writes() -> None:
+    """An alert-log switch gives the switch its time; one the writes do not show is added; SRL selections
+    of both sides come beside it; entries far from the writes do not count."""
+    w = frame([row(1, 0.0, seq=10), row(2, 10.0, seq=11), row(3, 11.0, seq=11)])
+    logged = T0 + timedelta(seconds=9.9)
+    observed = _observed(
+        [
+            ("log_switch", 1, 11, logged),
+            ("srl_selected", 1, 11, logged + timedelta(milliseconds=20)),
+            ("rfs_selected", 1, 11, logged + timedelta(milliseconds=5)),
+            ("log_switch", 1, 12, T0 + timedelta(seconds=12)),  # no write of seq 12
+            ("log_switch", 1, 9, T0 - timedelta(hours=3)),  # long before the writes
+        ]
+    )
+    sw = insights.log_switches(w, observed)
+    rows = sw.select("to_seq", "from_seq", "at", "source", "inferred_at", "srl_selected_at").rows()
+    assert rows == [
+        (11, 10, logged, "alert log", T0 + timedelta(seconds=10), logged + timedelta(milliseconds=20)),
+        (12, 11, T0 + timedelta(seconds=12), "alert log", None, None),
+    ]
+    assert sw["rfs_selected_at"][0] == logged + timedelta(milliseconds=5)
+
+
+def test_without_alert_logs_the_switches_come_from_the_writes() -> None:
+    w = frame([row(1, 0.0, seq=10), row(2, 10.0, seq=11)])
+    sw = insights.log_switches(w, _observed([]))
+    assert sw.select("to_seq", "source", "at").rows() == [(11, "writes", T0 + timedelta(seconds=10))]
+
+
+@pytest.mark.slow
+def test_simulated_alert_logs_give_every_switch_of_the_truth(tmp_path: Path) -> None:
+    """`--extras` alert logs: each new log of the truth is a switch of the alert log, just before its
+    first write, with the standby redo log selected on both sides."""
+    simulate(tmp_path / "set", SimOptions(writes=1200, threads=2, extras=True, log_switch_every=150, seed=9))
+    truth = pl.read_csv(tmp_path / "set" / "truth.csv", schema_overrides={"sent_at": pl.String})
+    first = truth.with_columns(at=pl.col("sent_at").str.to_datetime(time_zone="UTC", time_unit="us"))
+    first = first.group_by("thread", "seq").agg(pl.col("at").min()).sort("thread", "seq")
+    sw = insights.switch_analysis(analyze([str(tmp_path / "set")], Options())).switches
+    expected = first.filter(pl.col("seq") != pl.col("seq").min().over("thread"))
+    got = sw.join(expected, left_on=["thread", "to_seq"], right_on=["thread", "seq"], suffix="_first")
+    assert got.height == expected.height == sw.height
+    assert (got["source"] == "alert log").all()
+    lead = (got["at_first"] - got["at"]).dt.total_microseconds()
+    assert lead.min() > 0 and lead.max() < 1000  # LGWR switched just before the first write of the log
+    assert got["srl_selected_at"].null_count() == 0 and got["rfs_selected_at"].null_count() == 0

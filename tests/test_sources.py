@@ -79,13 +79,14 @@ def test_a_folder_is_walked_recursively_and_non_traces_are_listed(tmp_path: Path
     write(tmp_path / "up" / "deep" / "er" / "b.trc", b"b\n")
     write(tmp_path / "up" / "a.trm", b"m")
     write(tmp_path / "up" / "alert_cdb1.log", b"alert")
+    write(tmp_path / "up" / "listener.log", b"tns")
     (tmp_path / "up" / "link.trc").symlink_to(tmp_path / "up" / "a.trc")
     up = tmp_path / "up"
     sources, skipped = discover([str(up)])
-    assert contents(sources) == {f"{up}/a.trc": b"a\n", f"{up}/deep/er/b.trc": b"b\n"}
+    assert contents(sources) == {f"{up}/a.trc": b"a\n", f"{up}/alert_cdb1.log": b"alert", f"{up}/deep/er/b.trc": b"b\n"}
     assert reasons(skipped) == {
         f"{up}/a.trm": MAP_REASON,
-        f"{up}/alert_cdb1.log": "not a trace file (*.trc) by its name",
+        f"{up}/listener.log": "not a trace file (*.trc) or alert log (alert_*.log) by its name",
         f"{up}/link.trc": "symbolic link: not followed",
     }
     assert not any(item.partial for item in skipped)
@@ -160,12 +161,10 @@ def test_archives_are_listed_and_members_streamed(tmp_path: Path, kind: str) -> 
     assert contents(sources) == {
         f"{upload}!trace/cdb1_lgwr_1234.trc": TRACE,
         f"{upload}!trace/cdb1_rfs_4809.trc.gz": b"rfs\n",
+        f"{upload}!trace/alert_cdb1.log": b"alert",
     }
-    assert [s.name for s in sources] == ["cdb1_lgwr_1234.trc", "cdb1_rfs_4809.trc"]
-    assert reasons(skipped) == {
-        f"{upload}!trace/cdb1_lgwr_1234.trm": MAP_REASON,
-        f"{upload}!trace/alert_cdb1.log": "not a trace file (*.trc) by its name",
-    }
+    assert sorted(s.name for s in sources) == ["alert_cdb1.log", "cdb1_lgwr_1234.trc", "cdb1_rfs_4809.trc"]
+    assert reasons(skipped) == {f"{upload}!trace/cdb1_lgwr_1234.trm": MAP_REASON}
 
 
 def test_nested_archives_are_read_at_any_depth_with_chained_labels(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ class Context:
     @classmethod
     def of(cls, a: Analysis, top: int) -> Context:
         """Summarise an analysis for the report sections (the log switches once, for the summary too)."""
-        switches = insights.analyze_log_switches(a.writes)
+        switches = insights.switch_analysis(a)
         return cls(a, doc.summary(a, top, switches), switches, [f.source.label for f in a.files])
 
     def where(self, label: str | None, line: int | None) -> str:

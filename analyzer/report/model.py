@@ -79,7 +79,7 @@ def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = No
     w = a.writes
     slow = w.filter(pl.col("slow"))
     matched = int(w["matched"].sum())
-    switches = switches or insights.analyze_log_switches(w)
+    switches = switches or insights.switch_analysis(a)
     advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a))
     return {
         "schema_version": SCHEMA_VERSION,
@@ -104,6 +104,7 @@ def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = No
         "notes": notes(a),
         "log_switches": log_switches(switches),
         "gaps": _rows(a.gaps),
+        "destinations": _rows(a.destinations),
         "recommendations": [asdict(r) for r in advice],
     }
 

@@ -63,6 +63,21 @@ def good_set() -> list[Line]:
     out += [Line(p, t, "header") for t in _header("prim", "prim1", "nss2", 4401, "prim01", 1, "NSS2")]
     out += [Line(s, t, "header") for t in _header("stby", "stby1", "rfs", 8801, "stby01", 0, "RFS")]
     out += [Line(lg, t, "header") for t in _header("prim", "prim1", "lgwr", 4371, "prim01", 1, "LGWR")]
+    al = "alert_prim1.log"
+    out += [
+        Line(al, "2024-03-05T09:00:00.000100+01:00", "alert"),
+        Line(al, "Starting ORACLE instance (normal) (OS id: 4012)", "alert"),
+        Line(al, "Oracle Database 19c Enterprise Edition Release 19.0.0.0.0 - Production", "alert"),
+        Line(al, "Version 19.21.0.0.0.", "alert"),
+        Line(al, '  log_archive_dest_2       = "SERVICE=stby SYNC AFFIRM NET_TIMEOUT=30 DB_UNIQUE_NAME=stby"', "alert"),
+        Line(al, "  thread                   = 1", "alert"),
+        Line(al, "2024-03-05T10:00:00.050000+01:00", "alert"),
+        Line(al, "Thread 1 advanced to log sequence 77 (LGWR switch),  current SCN: 123456789", "alert"),
+        Line(al, "2024-03-05T10:00:00.051000+01:00", "alert"),
+        Line(al, "NSS2 (PID:4401): SRL selected for T-1.S-77 for LAD:2", "alert"),
+        Line(al, "2024-03-05T10:00:00.052000+01:00", "alert"),
+        Line(al, "TMON (PID:4011): Process (PID:4401) hung on an I/O to LAD:2 after 250 seconds", "alert"),
+    ]
     out += [Line(p, "*** 2024-03-05T10:00:00.000100+01:00 (CDB$ROOT(1))", "stamps")]
     out += [Line(s, "*** 2024-03-05T11:00:00.000200+02:00 (CDB$ROOT(1))", "stamps")]
     out += [Line(lg, "*** 2024-03-05T10:00:00.000100+01:00 (CDB$ROOT(1))", "stamps")]
@@ -125,6 +140,7 @@ def test_the_good_set_is_all_matched() -> None:
     analysis = _analyze(GOOD)
     assert sorted(analysis.writes.filter("matched")["msgid"].to_list()) == list(MSGIDS)
     assert all(f.parsed.unparsed == 0 for f in analysis.files)
+    assert analysis.destinations.select("dest", "transport", "net_timeout_s").rows() == [(2, "SYNC", 30)]
     assert analysis.warnings["kind"].value_counts().sort("kind").rows() == [("broadcast_wait", 6), ("log_write", 6)]
 
 
@@ -175,6 +191,7 @@ test_extreme_numbers_in_stamp_lines = fuzz("stamps")
 test_extreme_numbers_in_wait_lines = fuzz("wait")
 test_extreme_numbers_in_log_writer_lines = fuzz("lgwr")
 test_extreme_numbers_in_header_lines = fuzz("header")
+test_extreme_numbers_in_alert_log_lines = fuzz("alert")
 
 
 @pytest.mark.parametrize(
@@ -188,6 +205,9 @@ test_extreme_numbers_in_header_lines = fuzz("header")
         ("lgwr", "elapsed time", 0, str(2**62)),
         ("transport", "Server received", -1, str(2**63)),
         ("header", "Unix process pid", 0, "9" * 30),
+        ("alert", "advanced to log sequence", 1, str(2**63)),
+        ("alert", "NET_TIMEOUT", 2, "9" * 40),
+        ("alert", "2024-03-05T10:00:00.050000", 0, "9999"),
     ],
 )
 def test_known_extremes(family: str, text: str, number: int, value: str) -> None:
@@ -205,4 +225,4 @@ def test_a_header_field_without_a_value() -> None:
 
 
 def test_every_family_of_the_set_is_fuzzed() -> None:
-    assert sorted({line.family for line in GOOD}) == ["header", "lgwr", "stamps", "transport", "wait"]
+    assert sorted({line.family for line in GOOD}) == ["alert", "header", "lgwr", "stamps", "transport", "wait"]
