@@ -16,7 +16,7 @@ from collections.abc import Callable
 import polars as pl
 
 from analyzer.grammar import MAX_LGWR, MAX_MICROS, MAX_OFFSET_MIN, MESSAGE_PREFIXES
-from analyzer.schemas import ADR, KRS, LGWR, MESSAGES, WAITS, empty
+from analyzer.schemas import ADR, HEADER, KRS, LGWR, MESSAGES, WAITS, empty
 
 #: a fast path: rows of one family (line, text) -> (rows per parse table, rows left for the grammar)
 FastPath = Callable[[pl.DataFrame], tuple[dict[str, pl.DataFrame], pl.DataFrame]]
@@ -44,6 +44,10 @@ KRS_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}} {_KRS_SOURCE}$"
 KRS_SOURCE_SHAPE = rf"^{_KRS_SOURCE}$"
 ADR_LOCAL_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}$"
 ADR_ISO_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}(?: \((?:[^()]|\([^()]*\))*\))?$"
+#: a session-block line: an upper-case key, a value in parentheses (one level nested), a bare ADR stamp
+SESSION_SHAPE = (
+    rf"^\*\*\* [A-Z][A-Z_ ]*[A-Z]:\((?:[^()]|\([^()]*\))*\) {_DATE_TIME}\.[0-9]{{1,9}}(?:[+-][0-9]{{2}}:[0-9]{{2}})?$"
+)
 #: a WAIT line less its ` tim=<n>`; parameter values are printable ASCII (the grammar ends a value
 #: at any white space, a form feed too); a name starts with a printable character but `'` and `=`
 #: (`[!-&(-<>-~]`: `100*mode+namespace=`, `0=`, `name|mode=`) and runs to the next `=`
@@ -187,7 +191,7 @@ def _local(digits: int, form: str, start: int = 4) -> pl.Expr:
 
 
 def stamps(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
-    """krs stamps and bare ADR lines of both generations; session lines go to the grammar.
+    """krs stamps, bare ADR lines of both generations and session lines (`*** MODULE NAME:(x) <stamp>`).
 
     A file prints one precision: the krs stamps with that of the first ones of the chunk are
     taken by a shape with exactly that many fraction digits, at fixed offsets; the others (another
@@ -202,8 +206,25 @@ def stamps(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     krs, bad_krs = _keep(_per_distinct(krs, "_src", _sources), ["local", "src_line"], KRS)
     adr_local, rest = _take(rest, ADR_LOCAL_SHAPE, text.str.len_bytes() - _FRACTION_AT, _adr_local)
     adr_iso, rest = _take(rest, ADR_ISO_SHAPE, text.str.slice(_FRACTION_AT, 10).str.find("[+-]"), _adr_iso)
-    adr, bad_adr = _keep(pl.concat([adr_local, adr_iso]).sort("line"), ["local"], ADR)
-    return {"krs": krs, "adr": adr}, pl.concat([rest, bad_krs, bad_adr])
+    session, rest = _sessions(rest)
+    adr, bad_adr = _keep(pl.concat([adr_local, adr_iso, session]).sort("line"), ["local"], ADR)
+    return {"krs": krs, "adr": adr}, pl.concat([rest, bad_krs, bad_adr.join(rows, on="line").select("line", "text")])
+
+
+def _sessions(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Session-block lines (`*** SESSION ID:(9.1) <stamp>`; 10046 traces print one at every module or
+    action change): their stamp, the text after the value, is read as a bare ADR line would be."""
+    text = pl.col("text")
+    if rows.is_empty():
+        return _adr_local(rows.clear(), 0), rows
+    ok = rows.select(text.str.contains(SESSION_SHAPE)).to_series()
+    if not ok.any():
+        return _adr_local(rows.clear(), 0), rows
+    bare = rows.filter(ok).with_columns(text=pl.lit("*** ") + text.str.extract(r"\) ([^)]+)$", 1))
+    local, left = _take(bare, ADR_LOCAL_SHAPE, text.str.len_bytes() - _FRACTION_AT, _adr_local)
+    iso, left = _take(left, ADR_ISO_SHAPE, text.str.slice(_FRACTION_AT, 10).str.find("[+-]"), _adr_iso)
+    unread = rows.join(left.select("line"), on="line")  # no shape of ours: their own text to the grammar
+    return pl.concat([local, iso]), pl.concat([rows.filter(~ok), unread]).sort("line")
 
 
 def _krs_shape(digits: int) -> str:
@@ -319,13 +340,24 @@ def waits(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
 
 
 def _waits(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
+    if _mostly_distinct(cut["_key"]):  # a foreground's waits name their blocks: parse each row, no join
+        out = cut.hstack(_wait_fields(cut.select("_key"), suffix).drop("_key"))
+    else:
+        out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
     numbers = {"tim": _below(_digits(pl.col("_number")), MAX_MICROS), "ela_us": _below(pl.col("ela_us"), MAX_MICROS)}
     return _keep(out.with_columns(**numbers), ["cursor", "ela_us", "tim"], WAITS)
 
 
-def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
-    """Canonical WAIT keys (a line less its ` tim=<n>`, followed by `suffix`) with cursor, event and elapsed time.
+def _mostly_distinct(keys: pl.Series) -> bool:
+    """More than half of the keys differ (estimated: HyperLogLog): parsing each key then costs less than
+    finding the distinct ones and joining them back."""
+    estimate = keys.approx_n_unique() if keys.len() > 64 else 0
+    return isinstance(estimate, int) and estimate * 2 > keys.len()
+
+
+def _wait_fields(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
+    """Every WAIT key (a line less its ` tim=<n>`, followed by `suffix`) with cursor, event and elapsed
+    time; null fields for a key of another shape (the row goes to the grammar).
 
     No parameter may be named `tim` (the grammar ends the parameters there): a key holding
     ` tim=` goes to the grammar.
@@ -333,18 +365,26 @@ def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
     key = pl.col("_bare")
     name_at = key.str.find(": nam='", literal=True)
     ela_at = key.str.find("' ela=", literal=True)  # the event holds no quote: this is its end
-    ok = key.str.contains(WAIT_KEY_SHAPE) & ~key.str.contains(" tim=", literal=True) & _ascii(key)
+    ok = pl.col("_key").str.ends_with(suffix) & key.str.contains(WAIT_KEY_SHAPE)
+    ok = ok & ~key.str.contains(" tim=", literal=True) & _ascii(key)
+    good = pl.col("_ok")
     return (
-        keys.filter(pl.col("_key").str.ends_with(suffix))
-        .with_columns(_bare=pl.col("_key").str.strip_suffix(suffix))
-        .filter(ok)
+        keys.with_columns(_bare=pl.col("_key").str.strip_suffix(suffix))
+        .with_columns(_ok=ok)
         .with_columns(
-            cursor=_int(key.str.slice(6, name_at - 6)),
-            event=key.str.slice(name_at + 7, ela_at - name_at - 7),
-            ela_us=_int(key.str.slice(ela_at + 6).str.strip_prefix(" ").str.splitn(" ", 2).struct.field("field_0")),
+            cursor=pl.when(good).then(_int(key.str.slice(6, name_at - 6))),
+            event=pl.when(good).then(key.str.slice(name_at + 7, ela_at - name_at - 7)),
+            ela_us=pl.when(good).then(
+                _int(key.str.slice(ela_at + 6).str.strip_prefix(" ").str.splitn(" ", 2).struct.field("field_0"))
+            ),
         )
-        .drop("_bare")
+        .drop("_bare", "_ok")
     )
+
+
+def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
+    """The canonical WAIT keys among distinct ones, with their fields (see `_wait_fields`)."""
+    return _wait_fields(keys, suffix).filter(pl.col("cursor").is_not_null())
 
 
 def log_writes(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
@@ -377,3 +417,47 @@ def alert_times(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFra
     times, rest = _take(rows, ALERT_TIME_SHAPE, length, functools.partial(_adr_iso, start=0))
     adr, bad = _keep(times, ["local"], ADR)
     return {"adr": adr}, pl.concat([rest, bad]).sort("line")
+
+
+#: the keys of the trace-header lines every file repeats (the `field` rule of grammars/header.lark);
+#: the other header lines (banner, process, trace file, rarer keys) go to the grammar
+HEADER_KEYS = (
+    "ORACLE_HOME",
+    "Build label",
+    "System name",
+    "Node name",
+    "Release",
+    "Version",
+    "Machine",
+    "VM name",
+    "CLID",
+    "Instance name",
+    "Instance number",
+    "Database name",
+    "Database unique name",
+    "Database id",
+    "Database role",
+    "Redo thread mounted by this instance",
+    "Oracle binary inode",
+    "Oracle process number",
+)
+HEADER_FIELD_SHAPE = r"^(?:" + "|".join(re.escape(k) for k in HEADER_KEYS) + r")[ \t]*[:=]"
+
+
+def header_fields(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """Header lines `Key:<TAB>value`, `Key: value`, `Key = value` of the usual keys -> HEADER rows
+    (kind `field`); a key and its value are cut at the first `:` or `=` after the key."""
+    if rows.is_empty():
+        return {"header": empty(HEADER)}, rows
+    text = pl.col("text")
+    ok = rows.select(text.str.contains(HEADER_FIELD_SHAPE)).to_series()
+    if not ok.any():
+        return {"header": empty(HEADER)}, rows
+    cut = text.str.find("[:=]")
+    fields = rows.filter(ok).select(
+        "line",
+        kind=pl.lit("field"),
+        key=text.str.slice(0, cut).str.strip_chars(),
+        value=text.str.slice(cut + 1).str.strip_chars(),
+    )
+    return {"header": fields.cast(HEADER)}, rows.filter(~ok)

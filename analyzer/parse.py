@@ -85,7 +85,7 @@ REGISTRY: dict[g.Family, FamilySpec] = {
         ),
         FamilySpec(g.Family.WAIT, {g.Wait: "waits"}, fastpath.waits),
         FamilySpec(g.Family.LGWR, {g.LgwrLine: "lgwr"}, fastpath.log_writes),
-        FamilySpec(g.Family.HEADER, {g.HeaderLine: "header"}),
+        FamilySpec(g.Family.HEADER, {g.HeaderLine: "header"}, fastpath.header_fields),
         # alert logs only (`parse_chunk(..., alert=True)`): time lines, entries, banner and version
         FamilySpec(
             g.Family.ALERT, {g.AdrStamp: "adr", g.AlertEvent: "alert", g.HeaderLine: "header"}, fastpath.alert_times
@@ -208,30 +208,40 @@ def split_families(lines: pl.DataFrame, in_header: bool) -> tuple[dict[str, pl.D
     The tests, by priority: a separator (four stars), `***`, `WAIT #`, other 10046 prefix (a WAIT
     record further on the line makes it a WAIT line, which the grammar rejects), 16410 message
     (`msgid=` anywhere), blank, a WAIT record further on the line, the start of a message text, log
-    writer prefix, header region. These literal tests sort the hot lines (stamps, WAIT and 10046 lines, messages); the
-    full order of tests only runs on the few rows they leave. A header region runs from a header
+    writer prefix, header region. These literal tests sort the hot lines (stamps, WAIT and 10046
+    lines, messages); the full order of tests only runs on the few rows they leave. A header region runs from a header
     start (`Trace file `, an `Oracle ... Release` banner) to the first blank or `***` line;
     `in_header` says whether the previous chunk ended inside one.
     """
-    text = pl.col("text")
-    hot = (
+    text, f = pl.col("text"), pl.col("_f")
+    # two passes: a WAIT-heavy chunk pays the regex of the 10046 prefixes only on the lines that are not WAIT lines
+    first = (
         pl.when(text.str.starts_with(SEPARATOR_START))
         .then(_code("ignored:separator"))
         .when(text.str.starts_with("***"))
         .then(_code(g.Family.STAMPS.value))
         .when(text.str.starts_with("WAIT #"))
         .then(_code(g.Family.WAIT.value))
-        .when(text.str.contains(_prefix_regex(OTHER_10046_PREFIXES)))
+        .otherwise(pl.lit(_UNSORTED, pl.UInt8))
+    )
+    second = (
+        pl.when(text.str.contains(_prefix_regex(OTHER_10046_PREFIXES)))
         .then(_code("ignored:10046"))
         .when(text.str.contains("msgid=", literal=True))
         .then(_code(g.Family.TRANSPORT.value))
         .otherwise(pl.lit(_UNSORTED, pl.UInt8))
     )
-    coded, f = lines.select("line", "text", _f=hot), pl.col("_f")
+    coded = lines.select("line", "text", _f=first)
+    others = coded.filter(f == _UNSORTED).with_columns(_f=second)
     empty_rows = lines.select("line", "text").clear()
     groups = dict.fromkeys(_CODE, empty_rows)
-    for name in _LITERAL:
-        groups[name] = coded.filter(f == _CODE[name]).drop("_f")  # a filter per group: half a partition_by
+    for name in _LITERAL:  # a filter per group: half a partition_by
+        groups[name] = (
+            (others if name in ("ignored:10046", g.Family.TRANSPORT.value) else coded)
+            .filter(f == _CODE[name])
+            .drop("_f")
+        )
+    coded = others
     glued = groups["ignored:10046"].select(pl.col("text").str.contains(GLUED_WAIT)).to_series()
     if glued.any():
         wait = g.Family.WAIT.value

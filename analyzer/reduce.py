@@ -237,6 +237,9 @@ class FileReducer:
         events = self._events(messages, krs, stream)
         if self.head_waits is None or not self.messages:
             self._head(waits, events)
+        if not events.height and not self.carry.height:  # nothing to pair (a foreground trace, a quiet chunk)
+            self.carry_waits = self._tail(waits, events)
+            return
         self.messages += events.height
         paired = pair_events(pl.concat([self.carry, events.filter(pl.col("problem").is_null())]), PAYLOAD)
         self.unpairable.append(paired.unpairable)
@@ -309,7 +312,8 @@ class FileReducer:
             held, held_krs = self.held, self.held_krs
             self.held, self.held_krs = held.clear(), held_krs.clear()
             self._reduce(held, held_krs, self.carry_waits, self.streams.expr())
-        kept = {n: pl.concat(frames) if frames else empty_parsed().tables[n] for n, frames in self.kept.items()}
+        blank = empty_parsed().tables
+        kept = {n: pl.concat(frames) if frames else blank[n] for n, frames in self.kept.items()}
         kinds = pl.DataFrame({"kind": sorted(self.kinds)}, schema={"kind": pl.String})
         info = identify_file(label, name, kept["header"], kinds)
         adr = kept["adr"]
@@ -363,7 +367,7 @@ class FileReducer:
             alert,
         )
         slim = Parsed(
-            {n: kept[n] if n in KEPT_TABLES else empty_parsed().tables[n] for n in TABLES},
+            {n: kept[n] if n in KEPT_TABLES else blank[n] for n in TABLES},
             self.parsed.parsed,
             self.parsed.ignored,
         )

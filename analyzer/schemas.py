@@ -380,9 +380,17 @@ INVENTORY = schema(
 )
 
 
+#: one empty frame per schema: a copy of it (`clear`) costs about 2 us, building a frame 300 us
+_EMPTY: dict[tuple[tuple[str, pl.DataType], ...], pl.DataFrame] = {}
+
+
 def empty(columns: pl.Schema) -> pl.DataFrame:
-    """An empty frame with the given schema."""
-    return pl.DataFrame(schema=columns)
+    """An empty frame with the given schema (a new frame each call)."""
+    key = tuple(columns.items())
+    found = _EMPTY.get(key)
+    if found is None:
+        found = _EMPTY[key] = pl.DataFrame(schema=columns)
+    return found.clear()
 
 
 def frame(rows: list[dict[str, object]], columns: pl.Schema) -> pl.DataFrame:

@@ -53,6 +53,10 @@ def stamp_lines(draw: st.DrawFn) -> str:
                 f"*** {base.replace(' ', 'T')}.{frac}{zone}",
                 f"*** {base.replace(' ', 'T')}.{frac}{zone} (CDB$ROOT(1))",
                 f"*** {base}.{frac} {line}",
+                f"*** SESSION ID:({line}.{digits}) {base}.{frac}",
+                f"*** MODULE NAME:({src} (x)) {base.replace(' ', 'T')}.{frac}{zone}",
+                f"*** ACTION NAME:() {base}.{frac}{zone}",
+                f"*** CLIENT ID:(a) b) {base}.{frac}",
             ]
         )
     )

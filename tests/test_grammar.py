@@ -75,7 +75,7 @@ def test_pipeline_agrees_with_grammar(path: Path) -> None:
 
 def test_fast_path_takes_the_canonical_hot_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     """Canonical 16410, krs, ADR and WAIT lines never reach lark (they are the hot path)."""
-    skip = ("rejects", "session", "markers", "process", "lead", "oper", "adr--iso-no-zone")  # rare: lark takes them
+    skip = ("rejects", "markers", "process", "lead", "oper", "adr--iso-no-zone")  # rare: lark takes them
     hot = [p for p in CASE_FILES if p.parent.name in {"transport", "stamps", "wait"} and not p.stem.startswith(skip)]
     assert hot
     calls: list[str] = []
