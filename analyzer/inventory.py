@@ -80,6 +80,19 @@ def _trcsess_findings(files: list[FileResult]) -> list[str]:
     return out
 
 
+def _bad_byte_findings(files: list[FileResult]) -> list[str]:
+    """Files with bytes that are not text: damaged lines, or a binary file read as text."""
+    out = []
+    for f in files:
+        bad, lines = f.stats.lines_with_bad_bytes, f.stats.lines
+        if not bad:
+            continue
+        binary = bad == lines or bad > 0.5 * lines
+        what = "it looks like binary data (compressed in a format dgtrace does not read?)" if binary else "replaced"
+        out.append(f"{f.source.label}: {bad:,} of {lines:,} line(s) hold bytes that are not text: {what}")
+    return out
+
+
 def findings(a: Analysis) -> list[str]:
     """Plain-language findings: missing sides, missing tracing, non-overlapping windows, assumptions."""
     out = []
@@ -106,6 +119,7 @@ def findings(a: Analysis) -> list[str]:
         )
     out += _gap_findings(a.gaps)
     out += _trcsess_findings(a.files)
+    out += _bad_byte_findings(a.files)
     out += [f"read stopped early: {f.source.label}: {f.stats.error}" for f in a.files if f.stats.error]
     lost = [s for s in a.skipped if s.partial]
     out += [f"not read: {s.label}: {s.reason}" for s in lost]
