@@ -32,8 +32,9 @@ test-fast: $(STAMP)
 golden: $(STAMP)
 	$(BIN)/python scripts/regen_golden.py
 
+# grep and dgtrace (JSON, text, CSV) alternating on 1 GB and 2 GB corpora: ratios, MB/s, peak RSS, scaling
 bench: $(STAMP)
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache

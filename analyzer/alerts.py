@@ -15,7 +15,8 @@ import polars as pl
 
 from analyzer.results import FileResult
 from analyzer.schemas import ALERT_ENTRIES, DESTINATIONS, empty
-from analyzer.vocab import FileKind
+from analyzer.transport import Destination
+from analyzer.vocab import FileKind, Transport
 
 #: `log_archive_dest_2`, `log_archive_dest_state_2`
 _DEST_PARAMETER = re.compile(r"^log_archive_dest_(state_)?(\d{1,9})$")
@@ -117,3 +118,20 @@ def destinations(alert: pl.DataFrame) -> pl.DataFrame:
             }
         )
     return pl.DataFrame(rows, schema=DESTINATIONS) if rows else empty(DESTINATIONS)
+
+
+def transport_destinations(settings: pl.DataFrame) -> list[Destination]:
+    """The remote destinations of the alert logs as the link decision takes them (`analyzer.transport`):
+    per database and destination number its last setting, unless deferred; SYNC NOAFFIRM is Fast Sync."""
+    remote = settings.filter(pl.col("target").is_not_null() & pl.col("service").is_not_null())  # no LOCATION=
+    last = remote.group_by("database", "dest", maintain_order=True).last()
+    out = []
+    for row in last.filter(pl.col("state").fill_null("ENABLE") != "DEFER").iter_rows(named=True):
+        transport = {"SYNC": Transport.SYNC, "ASYNC": Transport.ASYNC}.get(row["transport"] or "")
+        if transport is Transport.SYNC and row["affirm"] == "NOAFFIRM":
+            transport = Transport.FASTSYNC
+        if row["database"]:
+            out.append(
+                Destination(row["database"], row["target"], row["dest"], transport, f"{row['file']}:{row['line']}")
+            )
+    return out

@@ -1,7 +1,8 @@
 """The pipeline as one call, and its stages as public functions to call one by one.
 
-    discover -> read_file (read, parse, reduce; per file) -> sides -> match_sides (match and
-    attribute, in batches) -> finish (clock, one-way delays, LGWR warnings, --since/--until)
+    discover -> read_file (read, parse, reduce; per file) -> link_topology (configurations and
+    who sends to whom) -> match_sides (match and attribute link by link, in batches) -> finish
+    (clock, one-way delays, LGWR warnings, --since/--until)
 
 `analyze(paths, options)` runs them all and returns the `Analysis` every renderer takes; a
 script or the batch engine can stop after any stage. Nothing here prints.
@@ -17,14 +18,16 @@ from pathlib import Path
 
 import polars as pl
 
-from analyzer import alerts, parse
+from analyzer import alerts, links, parse
 from analyzer.archives import Limits
-from analyzer.attribute import ATTRIBUTED, tie_warnings
-from analyzer.batches import Batched, match_in_batches
+from analyzer.attribute import tie_warnings
+from analyzer.batches import LINKED, Batched, Matching, candidate_scores, match_links
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, NoInputError
 from analyzer.gaps import find as find_gaps
 from analyzer.gaps import place as place_in_gaps
+from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_values, with_content
+from analyzer.links import Topology
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file
 from analyzer.results import Analysis, FileResult, Options, ProgressHook
@@ -32,6 +35,7 @@ from analyzer.schemas import empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
 from analyzer.spill import IN_MEMORY, Spill
+from analyzer.transport import Destination, PlacementTally
 from analyzer.vocab import FileKind, Role
 from analyzer.zones import TimeZones
 
@@ -43,11 +47,14 @@ __all__ = [
     "ProgressHook",
     "analyze",
     "analyze_files",
+    "configurations",
     "discover",
     "finish",
+    "link_topology",
     "match_sides",
     "read_file",
     "read_files",
+    "read_identity",
     "sides",
 ]
 
@@ -58,18 +65,27 @@ def read_file(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> Fil
     The file's exchanges go to `spill` as they are found (a spill directory lives as long as
     the analysis needs it: `analyze` removes it before returning).
     """
-    stats = ReadStats()
-    reduced, parsed = reduce_file(source.label, source.name, _chunks(source, stats), zones, spill)
-    return FileResult(source, reduced, parsed, stats)
+    stats, session, tally = ReadStats(), dict[str, str](), PlacementTally()
+    reduced, parsed = reduce_file(source.label, source.name, _chunks(source, stats, session, tally), zones, spill)
+    identity = file_identity(source.label, source.name, parsed.tables["header"], session)
+    return FileResult(
+        source, reduced, parsed, stats, with_content(identity, reduced.info, reduced.messages), tally.placement
+    )
 
 
-def _chunks(source: Source, stats: ReadStats) -> Iterator[parse.Parsed]:
-    """The parsed chunks of a source; an error ends them (the chunks before it stand)."""
-    in_header, alert = False, FileKind.of(source.name) is FileKind.ALERT_LOG
+def _chunks(source: Source, stats: ReadStats, session: dict[str, str], tally: PlacementTally) -> Iterator[parse.Parsed]:
+    """The parsed chunks of a source; an error ends them (the chunks before it stand). On the way,
+    the first session block's values go to `session` and the RFS I/O waits are placed (`tally`).
+    An alert log's lines are parsed as such."""
+    in_header, first, alert = False, True, FileKind.of(source.name) is FileKind.ALERT_LOG
     try:
         with source.opener() as stream:
             for lines in read_lines(stream, stats):
+                if first:
+                    session.update(session_values(lines["text"].head(HEAD_LINES)))
+                    first = False
                 part, in_header = parse.parse_chunk(lines, in_header, alert=alert)
+                tally.add(part.tables["messages"], part.tables["waits"])
                 yield part
     except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
         stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
@@ -94,40 +110,75 @@ def read_files(
 
 
 def sides(files: list[FileResult]) -> tuple[Side, Side]:
-    """The primary and the standby exchanges of the files, segments of a process joined."""
+    """The primary and the standby exchanges of the files (every link together), segments of a process joined."""
     segments = join_segments(files)
     return side(files, Role.PRIMARY, segments), side(files, Role.STANDBY, segments)
 
 
-def match_sides(files: list[FileResult], options: Options) -> tuple[Side, Side, Batched]:
-    """Both sides of the files, matched and attributed in batches."""
+def configurations(sources: Sequence[Source], destinations: Sequence[Destination] = ()) -> list[links.Configuration]:
+    """The Data Guard configurations of the sources from each one's path and head only (`read_identity`):
+    what to read together, decided before any file is read whole."""
+    return links.configurations([read_identity(source) for source in sources], destinations)
+
+
+def link_topology(files: list[FileResult], destinations: Sequence[Destination] = ()) -> Topology:
+    """The configurations and links of the files: their identities decide, and where they leave a
+    receiver several candidate senders, the match rate of each (`analyzer.links`)."""
+    identities = [f.identity for f in files]
+    pairs = links.undecided(links.assign(identities, destinations))
+    scores = candidate_scores(files, pairs) if pairs else {}
+    placements = {f.source.label: f.placement for f in files}
+    return links.decide(identities, destinations, scores, placements)
+
+
+def match_sides(files: list[FileResult], options: Options, topology: Topology | None = None) -> Matching:
+    """Every link of the files (`link_topology` unless given) matched and attributed in batches."""
     hosts = {f.source.label: f.reduced.info.host or f.source.label for f in files}
-    primary, standby = sides(files)
-    return primary, standby, match_in_batches(primary, standby, hosts, options.threshold_ms, options.window_s)
+    if topology is None:  # the alert logs' destinations decide where they name the standby
+        topology = link_topology(files, alerts.transport_destinations(alerts.destinations(alerts.entries(files))))
+    return match_links(files, topology, hosts, options.threshold_ms, options.window_s)
 
 
-def finish(
-    files: list[FileResult], skipped: list[Skipped], options: Options, primary: Side, standby: Side, batched: Batched
-) -> Analysis:
-    """The analysis from the matched batches: writes in send order, clock offsets and one-way
-    delays, LGWR warnings tied to the writes, everything limited to --since/--until."""
-    writes = _sorted(_concat(batched.parts), ["sent_at", "thread"]) if batched.parts else empty(ATTRIBUTED)
-    clock = estimate_offsets(writes, options.clock_offsets)
-    writes = _in_window(one_way(writes, clock), options, "sent_at")
+def finish(files: list[FileResult], skipped: list[Skipped], options: Options, matching: Matching) -> Analysis:
+    """The analysis from the matched links: commit-path writes and ASYNC shipments apart, each in send
+    order with its clock offsets and one-way delays; LGWR warnings tied to the writes; everything
+    limited to --since/--until."""
+    writes, clock = _timed(matching.commit, options)
+    shipments, shipment_clock = _timed(matching.shipments, options)
     warnings = _in_window(tie_warnings(lgwr_lines(files), writes), options, "at")
-    unmatched = pl.concat([primary.unmatched, standby.unmatched, batched.unmatched]).sort("file", "line")
+    unmatched = pl.concat([matching.unpairable, matching.commit.unmatched]).sort("file", "line")
     unmatched, gaps = place_in_gaps(unmatched, find_gaps(files), clock)
-    counts = (batched.primary_exchanges, batched.standby_exchanges)
+    counts = (matching.commit.primary_exchanges, matching.commit.standby_exchanges)
     if options.since is not None or options.until is not None:  # writes seen on each side inside the window
         counts = (int(writes["primary_file"].is_not_null().sum()), int(writes["standby_file"].is_not_null().sum()))
-    unmatched = _in_window(unmatched, options, "at")
-    destinations = alerts.destinations(alerts.entries(files))
-    return Analysis(options, files, skipped, writes, unmatched, warnings, clock, *counts, gaps, destinations)
+    return Analysis(
+        options,
+        files,
+        skipped,
+        writes,
+        _in_window(unmatched, options, "at"),
+        warnings,
+        clock,
+        *counts,
+        topology=matching.topology,
+        shipments=shipments,
+        shipment_clock=shipment_clock,
+        link_counts=matching.counts,
+        gaps=gaps,
+        destinations=alerts.destinations(alerts.entries(files)),
+    )
+
+
+def _timed(batched: Batched, options: Options) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Writes in send order with one-way delays, inside --since/--until, and the clock offsets they gave."""
+    writes = _sorted(_concat(batched.parts), ["sent_at", "thread"]) if batched.parts else empty(LINKED)
+    clock = estimate_offsets(writes, options.clock_offsets)
+    return _in_window(one_way(writes, clock), options, "sent_at"), clock
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:
     """Match and attribute the exchanges of already-read files."""
-    return finish(files, skipped, options, *match_sides(files, options))
+    return finish(files, skipped, options, match_sides(files, options))
 
 
 def analyze(paths: Sequence[str], options: Options | None = None, progress: ProgressHook | None = None) -> Analysis:

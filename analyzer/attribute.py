@@ -11,14 +11,14 @@ from __future__ import annotations
 import polars as pl
 
 from analyzer.results import DEFAULT_THRESHOLD_MS
-from analyzer.schemas import WARNINGS, WRITES
+from analyzer.schemas import LINK_COLUMNS, WARNINGS, WRITES
 from analyzer.units import elapsed_ms
 from analyzer.vocab import COMPONENTS
 
 #: the writes table as this stage leaves it: all but the one-way delays, which need the clock
-#: offset of all writes (`analyzer.clock.one_way` adds them)
+#: offset of all writes (`analyzer.clock.one_way` adds them), and the link's columns (`analyzer.batches`)
 ONE_WAY = ("net_out_ms", "net_back_ms", "clock_bound_ms")
-ATTRIBUTED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in ONE_WAY})
+ATTRIBUTED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in (*ONE_WAY, *LINK_COLUMNS)})
 
 
 def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
@@ -72,12 +72,15 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
 
 
 def _verdict() -> pl.Expr:
-    """The largest component (a tie goes to the first in COMPONENTS order)."""
-    largest = pl.max_horizontal(*(c.column for c in COMPONENTS))
+    """The largest component (a tie goes to the first in COMPONENTS order). Components are compared
+    at the nanosecond: they are differences of microsecond stamps and waits, and a tie must not be
+    broken by the last bit of a float subtraction."""
+    exact = {c: pl.col(c.column).round(6) for c in COMPONENTS}
+    largest = pl.max_horizontal(*exact.values())
     first, *rest = COMPONENTS
-    expr: pl.Expr = pl.when(pl.col(first.column) == largest).then(pl.lit(str(first)))
+    expr: pl.Expr = pl.when(exact[first] == largest).then(pl.lit(str(first)))
     for c in rest:
-        expr = expr.when(pl.col(c.column) == largest).then(pl.lit(str(c)))  # type: ignore[attr-defined]
+        expr = expr.when(exact[c] == largest).then(pl.lit(str(c)))  # type: ignore[attr-defined]
     return expr
 
 

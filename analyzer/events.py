@@ -87,13 +87,13 @@ def _alert_detail() -> pl.Expr:
     )
 
 
-def alert_events(a: Analysis) -> pl.DataFrame:
-    """The alert-log entries of ALERT_EVENTS (schema EVENTS), a standby host's shifted onto the
+def shifted_entries(a: Analysis) -> pl.DataFrame:
+    """The alert-log entries of ALERT_EVENTS (schema ALERT_ENTRIES), a standby host's shifted onto the
     primary's clock by the offset estimated for that host (the mean over its primary hosts; hosts
     compared by their short name: an alert log's host may come from its path, a trace's from its header)."""
     found = entries(a.files).filter(pl.col("kind").is_in(ALERT_EVENTS))
     if not found.height:
-        return empty(EVENTS)
+        return found
     short = pl.col("_host").str.split(".").list.first()
     offsets = (
         a.clock.select(_host=pl.col("standby_host").cast(pl.String), _off="offset_ms")
@@ -102,24 +102,27 @@ def alert_events(a: Analysis) -> pl.DataFrame:
         .agg(pl.col("_off").mean())
     )
     shift = pl.duration(microseconds=(pl.col("_off").fill_null(0.0) * 1000).round().cast(pl.Int64))
-    return (
-        found.with_columns(_host=pl.col("host"))
-        .with_columns(_host=short)
-        .join(offsets, on="_host", how="left")
-        .select(
-            at=pl.col("at") - shift,
-            event="kind",
-            thread="thread",
-            seq="seq",
-            msgid=pl.lit(None, pl.Int64),
-            host="host",
-            file="file",
-            line="line",
-            elapsed_ms=pl.lit(None, pl.Int64),
-            detail=_alert_detail(),
-        )
-        .cast(EVENTS)
-    )
+    shifted = found.with_columns(_host=pl.col("host")).with_columns(_host=short).join(offsets, on="_host", how="left")
+    return shifted.with_columns(at=pl.col("at") - shift).select(found.columns)
+
+
+def alert_events(a: Analysis) -> pl.DataFrame:
+    """The alert-log entries of ALERT_EVENTS on the writes' timeline (schema EVENTS; see `shifted_entries`)."""
+    found = shifted_entries(a)
+    if not found.height:
+        return empty(EVENTS)
+    return found.select(
+        at="at",
+        event="kind",
+        thread="thread",
+        seq="seq",
+        msgid=pl.lit(None, pl.Int64),
+        host="host",
+        file="file",
+        line="line",
+        elapsed_ms=pl.lit(None, pl.Int64),
+        detail=_alert_detail(),
+    ).cast(EVENTS)
 
 
 def around_writes(a: Analysis) -> pl.DataFrame:

@@ -1,17 +1,28 @@
-"""What a trace file is: role, process, instance, host, thread, version (from its own evidence).
+"""What a trace file is: role, process, instance, host, thread, version, database (from its own evidence).
 
 Taken from the header when there is one, else from the file name, else from the content (a
 file trimmed by TFA has no header, but its `Server received` lines make it RFS).
+
+`FileIdentity` is what the file's path and head (header and first session block) tell alone,
+before the rest is read: its database (db_unique_name), instance, host and process, and for a
+receiver the client its session names. `analyzer.links` groups files into Data Guard
+configurations and decides who sends to whom from these identities.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import polars as pl
 
-from analyzer.vocab import ALERT_LOG_NAME, CLIENT_KINDS, SERVER_KINDS, FileKind, Role
+from analyzer.errors import AnalyzerError
+from analyzer.parse import parse_chunk
+from analyzer.read import ReadStats, read_lines
+from analyzer.schemas import LINES
+from analyzer.sources import Source
+from analyzer.vocab import ALERT_LOG_NAME, CLIENT_KINDS, SERVER_KINDS, Duty, FileKind, Role, Transport
 
 #: process name -> role (primary senders and log writers; standby receivers)
 PRIMARY_PROCESSES = re.compile(r"^(LGWR|LG\d\d|NSS\d+|NSA\d+|LNS\d*|TT\d\d)$")
@@ -21,10 +32,26 @@ _NAME = re.compile(
     r"^(?P<sid>.+?)_(?P<pname>lgwr|lg\d\d|nss\d+|nsa\d+|lns\d*|tt\d\d|rfs|arc\d+|ora|[a-z]{3,4}\d?)_(?P<pid>\d+)(?:_[^.]*)?\.trc$",
     re.IGNORECASE,
 )
-#: `.../<host>/diag/rdbms/<db>/<sid>/trace/<file>` (ADR layout inside TFA collections)
+#: `.../<host>[/<YYYY-MM-DD>]/diag/rdbms/<db>/<sid>/trace/<file>` (ADR layout inside TFA collections,
+#: and archive shares that keep a copy of the trace directory per day)
 _ADR_PATH = re.compile(
-    r"(?:^|[/!\\])(?P<host>[^/!\\]+)[/\\]diag[/\\]rdbms[/\\](?P<db>[^/\\]+)[/\\](?P<sid>[^/\\]+)[/\\]trace[/\\]"
+    r"(?:^|[/!\\])(?P<host>[^/!\\]+)[/\\](?:\d{4}-\d\d-\d\d[/\\])?diag[/\\]rdbms[/\\](?P<db>[^/\\]+)[/\\](?P<sid>[^/\\]+)[/\\]trace[/\\]"
 )
+#: the ADR part of a path alone (the `Trace file` line: `/u01/app/oracle/diag/rdbms/<db>/<sid>/trace/...`)
+_ADR_DB = re.compile(r"[/\\]diag[/\\]rdbms[/\\](?P<db>[^/\\]+)[/\\](?P<sid>[^/\\]+)[/\\]trace[/\\]")
+#: senders and receivers by process name; LGWR ships redo itself only in old releases (LGWR SYNC)
+SENDER_PROCESSES = re.compile(r"^(NSS\d+|NSA\d+|LNS\d*|TT\d\d)$")
+LOG_WRITERS = re.compile(r"^(LGWR|LG\d\d)$")
+#: ASYNC transport processes: NSAn (11.2, 12.1) and TTnn (from 12.1); NSSn and LNSn ship SYNC
+ASYNC_PROCESSES = re.compile(r"^(NSA\d+|TT\d\d)$")
+#: a session-block line: `*** MODULE NAME:(oracle@prim01 (NSS2)) 2024-10-22T16:18:49.116807+00:00`
+_SESSION_LINE = re.compile(r"^\*\*\* (?P<key>[A-Z][A-Z_ ]*[A-Z]):\((?P<value>.*)\) (?=\d{4}-\d\d-\d\d)")
+#: an RFS session's module names the client that connected: `oracle@<host> (<process>)`
+_CLIENT_MODULE = re.compile(r"^\S+@(?P<host>[^\s()]+) \((?P<process>[A-Z][A-Z0-9]{1,5})\)$")
+#: head of a file read for its identity: header and first session block fit in far less
+HEAD_BYTES = 64 * 1024
+#: lines of a file's first chunk searched for its session block
+HEAD_LINES = 400
 _IMAGE_PROCESS = re.compile(r"\((?P<pname>[A-Z][A-Z0-9]{2,4})\)\s*$")
 _RELEASE = re.compile(r"Release (\d+(?:\.\d+){3,4})")
 
@@ -147,3 +174,141 @@ def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.Data
         evidence.append("host unknown: instance name stands in")
     pid = _pid(header) or (int(by_name["pid"]) if by_name and len(by_name["pid"]) < 19 else None)
     return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence), pid)
+
+
+# ---------------------------------------------------------------------------- identity before reading
+@dataclass(frozen=True)
+class FileIdentity:
+    """What a file's path and head tell about it, before the rest is read (`identity_from_head`).
+
+    `db` is the db_unique_name in lower case, the name of the ADR directory under diag/rdbms;
+    `host` the short host name in lower case. `client_host` / `client_process` are the sender a
+    receiver's session names (`MODULE NAME:(oracle@prim01 (NSS2))`). `evidence` says where each
+    fact came from.
+    """
+
+    label: str
+    duty: Duty
+    db: str | None = None
+    instance: str | None = None
+    host: str | None = None
+    process: str | None = None
+    pid: int | None = None
+    client_host: str | None = None
+    client_process: str | None = None
+    #: `Database role:` of 23.26 headers (PRIMARY, PHYSICAL STANDBY, FAR SYNC ...)
+    database_role: str | None = None
+    evidence: str = ""
+
+    @property
+    def process_transport(self) -> Transport | None:
+        """What the sender's name tells of its transport: ASYNC for NSAn / TTnn, SYNC for NSSn / LNSn / LGWR."""
+        if self.duty is not Duty.SENDER or not self.process:
+            return None
+        return Transport.ASYNC if ASYNC_PROCESSES.match(self.process) else Transport.SYNC
+
+
+def short_host(name: str | None) -> str | None:
+    """`prim01.dbnet.example` -> `prim01` (host names compared without their domain, in lower case)."""
+    return name.split(".", 1)[0].lower() if name else None
+
+
+def duty_of(process: str | None) -> Duty:
+    """A process's part in redo transport, from its name."""
+    if not process:
+        return Duty.OTHER
+    if SENDER_PROCESSES.match(process):
+        return Duty.SENDER
+    if LOG_WRITERS.match(process):
+        return Duty.LOG_WRITER
+    return Duty.RECEIVER if STANDBY_PROCESSES.match(process) else Duty.OTHER
+
+
+def session_values(texts: Iterable[str]) -> dict[str, str]:
+    """The first session block's values (`MODULE NAME` -> `oracle@prim01 (NSS2)`) among a file's first lines."""
+    out: dict[str, str] = {}
+    for text in texts:
+        found = _SESSION_LINE.match(text)
+        if found:
+            out.setdefault(found["key"], found["value"].strip())
+    return out
+
+
+def _database(label: str, header: pl.DataFrame) -> tuple[str | None, str]:
+    """db_unique_name and where it came from: the 23.26 header line, the `Trace file` path, the file's location."""
+    named = _header_value(header, "Database unique name")
+    if named and named.strip():
+        return named.strip().lower(), "db_unique_name from header"
+    trace_file = header.filter(pl.col("kind") == "trace_file")["value"]
+    found = _ADR_DB.search(trace_file[0]) if len(trace_file) else None
+    if found:
+        return found["db"].lower(), "db_unique_name from the Trace file path"
+    found = _ADR_PATH.search(label)
+    if found:
+        return found["db"].lower(), "db_unique_name from the file's ADR location"
+    return None, "db_unique_name unknown"
+
+
+def file_identity(label: str, name: str, header: pl.DataFrame, session: Mapping[str, str]) -> FileIdentity:
+    """A file's identity from its label (path), base name, header lines (schema HEADER) and first
+    session block (`session_values`); the duty comes from the process name only."""
+    info = identify_file(label, name, header, pl.DataFrame(schema={"kind": pl.String}))
+    db, db_evidence = _database(label, header)
+    evidence = [db_evidence]
+    duty = duty_of(info.process)
+    client = _CLIENT_MODULE.match(session.get("MODULE NAME", "")) if duty is Duty.RECEIVER else None
+    if client:
+        evidence.append("client from the session's MODULE NAME")
+    role = _header_value(header, "Database role")
+    host = short_host(None if info.host and info.host.startswith("instance:") else info.host)
+    return FileIdentity(
+        label,
+        duty,
+        db,
+        info.instance,
+        host,
+        info.process,
+        info.pid,
+        short_host(client["host"]) if client else None,
+        client["process"] if client else None,
+        role.strip().upper() if role else None,
+        "; ".join(evidence),
+    )
+
+
+def with_content(identity: FileIdentity, info: FileInfo, messages: int) -> FileIdentity:
+    """The identity once the file was read: its 16410 messages (`messages` of them; `info.role` says
+    which side printed them) tell sender from receiver and outrank the name (a trimmed file without
+    header or name, LGWR shipping redo itself in old releases)."""
+    if messages and info.role is Role.PRIMARY and identity.duty is not Duty.SENDER:
+        return replace(identity, duty=Duty.SENDER, process=identity.process or info.process)
+    if messages and info.role is Role.STANDBY and identity.duty is not Duty.RECEIVER:
+        return replace(identity, duty=Duty.RECEIVER, process=identity.process or info.process)
+    if info.role is Role.UNKNOWN and identity.duty in (Duty.SENDER, Duty.RECEIVER):
+        return replace(identity, duty=Duty.OTHER, evidence=identity.evidence + "; role unclear from its messages")
+    return identity
+
+
+def identity_from_head(label: str, name: str, head: Sequence[str]) -> FileIdentity:
+    """A file's identity from its first lines (header and first session block) and its path."""
+    lines = pl.DataFrame({"line": range(1, len(head) + 1), "text": list(head)}, schema=LINES)
+    parsed, _ = parse_chunk(lines, in_header=False)
+    return file_identity(label, name, parsed.tables["header"], session_values(head[:HEAD_LINES]))
+
+
+def read_identity(source: Source) -> FileIdentity:
+    """A source's identity from its first HEAD_BYTES only (what a batch engine needs before reading
+    files whole); an unreadable head leaves what the path tells."""
+    stats = ReadStats()
+    head: list[str] = []
+    try:
+        with source.opener() as stream:
+            for chunk in read_lines(stream, stats, chunk_bytes=HEAD_BYTES):
+                head = chunk["text"].to_list()
+                break
+    except (AnalyzerError, OSError) as err:
+        stats.error = str(err)
+    identity = identity_from_head(source.label, source.name, head)
+    return (
+        replace(identity, evidence=f"{identity.evidence}; head unreadable: {stats.error}") if stats.error else identity
+    )

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from analyzer.events import alert_events
+from analyzer.events import shifted_entries
 from analyzer.results import Analysis
 from analyzer.schemas import COMPARISON, OBSERVED, SWITCHES, TIMELINE
 from analyzer.summary import SLOWEST_ORDER, STAT_COLUMNS, component_stats, matched_only, slowest, time_shares
@@ -33,42 +33,61 @@ LOG_MINUTES = 20
 OBSERVED_MARGIN_S = 600.0
 
 
+def _db(frame: pl.DataFrame) -> pl.Expr:
+    """The primary database of each write ("" when unknown): threads and log sequences are its own."""
+    return pl.col("primary_db").cast(pl.String).fill_null("") if "primary_db" in frame.columns else pl.lit("")
+
+
 def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> pl.DataFrame:
-    """One row per log switch of a thread (schema SWITCHES): those the alert logs print (`Thread N
-    advanced to log sequence S`), with the standby redo log selections of both sides (`srl_selected_at`,
-    `rfs_selected_at`), beside those inferred from the writes (a change of `seq` between consecutive
-    writes of a thread: `inferred_at`, the first write of the new log).
+    """One row per log switch of a thread of one primary database (schema SWITCHES): those the alert logs
+    print (`Thread N advanced to log sequence S`), with the standby redo log selections of both sides
+    (`srl_selected_at`, `rfs_selected_at`), beside those inferred from the writes (a change of `seq`
+    between consecutive writes of a thread: `inferred_at`, the first write of the new log).
 
     `at` is the switch's time: the alert log's, else the first write of the new log, else the first
-    standby redo log selection; `source` says which. `observed` has thread, seq, at and kind
-    (log_switch, srl_selected, rfs_selected: `analyzer.events.alert_events`); it counts within
-    OBSERVED_MARGIN_S of the writes (all of it without writes).
+    standby redo log selection; `source` says which. `observed` has kind (log_switch, srl_selected,
+    rfs_selected: `analyzer.events.alert_events`), db, thread, seq and at; it counts within
+    OBSERVED_MARGIN_S of the writes (all of it without writes). An entry without the primary database
+    (an RFS selection names the primary's thread and sequence in the standby's alert log) takes the
+    only primary database there is, if there is only one.
     """
     inferred = (
-        writes.select("thread", "seq", "sent_at", "msgid")
-        .sort("thread", "sent_at", "msgid")
-        .select("thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("thread"))
+        writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes))
+        .sort("_db", "thread", "sent_at", "msgid")
+        .select("_db", "thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("_db", "thread"))
         .filter(pl.col("seq") != pl.col("from_seq"))
-        .select("thread", "from_seq", to_seq="seq", inferred_at="sent_at")
+        .select("_db", "thread", "from_seq", to_seq="seq", inferred_at="sent_at")
     )
     seen = {"log_switch": "alert_at", "srl_selected": "srl_selected_at", "rfs_selected": "rfs_selected_at"}
     rows = (observed if observed is not None else pl.DataFrame(schema=OBSERVED)).select(OBSERVED.names())
+    rows = rows.filter(pl.col("kind").is_in(list(seen)))
     if writes.height and rows.height:
         margin = timedelta(seconds=OBSERVED_MARGIN_S)
         span = (writes["sent_at"].min() - margin, writes["sent_at"].max() + margin)  # type: ignore[operator]
         rows = rows.filter(pl.col("at").is_between(*span))
+    known = set(writes.select(_db(writes).alias("_db"))["_db"].unique().to_list())
+    dbs = (known | set(rows.filter(pl.col("kind") != "rfs_selected")["db"].drop_nulls().to_list())) - {""}
+    only = next(iter(dbs)) if len(dbs) == 1 else ""
+    unnamed = (pl.col("kind") == "rfs_selected") | pl.col("db").is_null()
+    if writes.height and known == {""}:  # the writes know no database: neither do the logs
+        unnamed, only = pl.lit(True), ""
+    rows = rows.with_columns(_db=pl.when(unnamed).then(pl.lit(only)).otherwise("db"))
+    keys = ["_db", "thread", "to_seq"]
     per_kind = [
-        rows.filter(pl.col("kind") == kind).group_by("thread", to_seq="seq").agg(pl.col("at").min().alias(column))
+        rows.filter(pl.col("kind") == kind)
+        .group_by("_db", "thread", to_seq="seq")
+        .agg(pl.col("at").min().alias(column))
         for kind, column in seen.items()
     ]
-    keys = pl.concat([inferred.select("thread", "to_seq"), *(p.select("thread", "to_seq") for p in per_kind)])
-    merged = keys.drop_nulls().unique().join(inferred, on=["thread", "to_seq"], how="left")
+    merged = pl.concat([inferred.select(keys), *(p.select(keys) for p in per_kind)]).drop_nulls().unique()
+    merged = merged.join(inferred, on=keys, how="left")
     for part in per_kind:
-        merged = merged.join(part, on=["thread", "to_seq"], how="left")
+        merged = merged.join(part, on=keys, how="left")
     return (
         merged.with_columns(
             from_seq=pl.col("from_seq").fill_null(pl.col("to_seq") - 1),
             at=pl.coalesce("alert_at", "inferred_at", "srl_selected_at", "rfs_selected_at"),
+            primary_db=pl.col("_db").replace("", None),
             source=pl.when(pl.col("alert_at").is_not_null())
             .then(pl.lit("alert log"))
             .when(pl.col("inferred_at").is_not_null())
@@ -77,21 +96,26 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
         )
         .select(SWITCHES.names())
         .cast(SWITCHES)
-        .sort("at", "thread")
+        .sort("at", "thread", "primary_db", nulls_last=True)
     )
 
 
 def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> pl.DataFrame:
     """The writes by send time with `switch_at`: the nearest log switch of their thread within the window, else null."""
-    marks = switches.select("thread", switch_at="at").sort("switch_at")
-    return writes.sort("sent_at").join_asof(
-        marks,
-        left_on="sent_at",
-        right_on="switch_at",
-        by="thread",
-        strategy="nearest",
-        tolerance=timedelta(seconds=window_s),
-        check_sortedness=False,
+    marks = switches.select("thread", switch_at="at", _db=_db(switches)).sort("switch_at")
+    return (
+        writes.with_columns(_db=_db(writes))
+        .sort("sent_at")
+        .join_asof(
+            marks,
+            left_on="sent_at",
+            right_on="switch_at",
+            by=["_db", "thread"],
+            strategy="nearest",
+            tolerance=timedelta(seconds=window_s),
+            check_sortedness=False,
+        )
+        .drop("_db")
     )
 
 
@@ -135,7 +159,8 @@ def _is_cluster(near: Mapping[str, Any], rest: Mapping[str, Any]) -> bool:
 
 
 def _interval_min(switches: pl.DataFrame) -> float | None:
-    gaps = switches.sort("thread", "at").select(pl.col("at").diff().over("thread").dt.total_seconds() / 60.0)
+    gaps = switches.with_columns(_db=_db(switches)).sort("_db", "thread", "at")
+    gaps = gaps.select(pl.col("at").diff().over("_db", "thread").dt.total_seconds() / 60.0)
     value = gaps.to_series().drop_nulls().median()
     return float(value) if isinstance(value, int | float) else None
 
@@ -168,12 +193,14 @@ def analyze_log_switches(
     interval = _interval_min(switches)
     if interval is not None:
         window_s = min(window_s, interval * 60.0 * WINDOW_PER_INTERVAL)
-    flagged = flag_near_switch(writes.select("thread", "sent_at", "slow", *STAT_COLUMNS), switches, window_s)
+    flagged = flag_near_switch(
+        writes.select("thread", "sent_at", "slow", *STAT_COLUMNS, _db(writes)), switches, window_s
+    )
     near_flag = pl.col("switch_at").is_not_null()
     per_switch = (
         flagged.lazy()
         .filter(near_flag)
-        .group_by("thread", "switch_at")
+        .group_by("primary_db", "thread", "switch_at")
         .agg(
             writes_near=pl.len().cast(pl.Int64),
             slow_near=pl.col("slow").sum().cast(pl.Int64),
@@ -186,7 +213,14 @@ def analyze_log_switches(
     clustered = _is_cluster(near, rest)
     return SwitchAnalysis(
         window_s=window_s,
-        switches=switches.join(per_switch, left_on=["thread", "at"], right_on=["thread", "switch_at"], how="left"),
+        switches=switches.with_columns(_db=_db(switches))
+        .join(
+            per_switch.with_columns(_db=_db(per_switch)).drop("primary_db"),
+            left_on=["_db", "thread", "at"],
+            right_on=["_db", "thread", "switch_at"],
+            how="left",
+        )
+        .drop("_db"),
         comparison=pl.DataFrame([near, rest], schema=COMPARISON),
         slow_near=near["slow"],
         slow_elsewhere=rest["slow"],
@@ -198,7 +232,7 @@ def analyze_log_switches(
 
 def switch_analysis(a: Analysis) -> SwitchAnalysis:
     """The log-switch analysis of an analysis's writes, with what its alert logs say."""
-    observed = alert_events(a).select(kind="event", thread="thread", seq="seq", at="at")
+    observed = shifted_entries(a).select(kind="kind", db="database", thread="thread", seq="seq", at="at")
     return analyze_log_switches(a.writes, observed=observed)
 
 
@@ -210,18 +244,19 @@ def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.D
 
 
 def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
-    """Per minute and thread: writes, slow writes, p50 and p99 (observed values) of each component."""
+    """Per minute, primary database and thread: writes, slow writes, p50 and p99 (observed values) of each component."""
     percentiles = [
         pl.col(f"{c}_ms").quantile(q, "nearest").alias(f"{c}_{p}_ms")
         for c in TOTAL_AND_COMPONENTS
         for p, q in (("p50", 0.5), ("p99", 0.99))
     ]
+    db = pl.col("primary_db") if "primary_db" in writes.columns else pl.lit(None, pl.String).alias("primary_db")
     return (
-        writes.group_by(pl.col("sent_at").dt.truncate("1m").alias("minute"), "thread")
+        writes.group_by(pl.col("sent_at").dt.truncate("1m").alias("minute"), db, "thread")
         .agg(*percentiles, writes=pl.len(), slow_writes=pl.col("slow").sum())
         .select(TIMELINE.names())
         .cast(TIMELINE)
-        .sort("minute", "thread")
+        .sort("minute", "primary_db", "thread", nulls_last=True)
     )
 
 
@@ -385,6 +420,14 @@ def _redo_log_size(sw: SwitchAnalysis) -> Recommendation:
     return Recommendation(rec_id, title, evidence + ".", advice, metrics)
 
 
+def _on_fast_sync(writes: pl.DataFrame) -> bool:
+    """Every slow write seen on both sides went over a Fast Sync link: that advice is taken already."""
+    if "transport" not in writes.columns:
+        return False
+    slow = writes.select("transport", "slow", "matched").filter(pl.col("slow") & pl.col("matched"))
+    return slow.height > 0 and bool(slow["transport"].cast(pl.String).eq_missing("FASTSYNC").all())
+
+
 def recommendations(
     writes: pl.DataFrame, threshold_ms: float, switches: SwitchAnalysis, versions: Collection[str] = ()
 ) -> list[Recommendation]:
@@ -401,6 +444,8 @@ def recommendations(
         metrics = _component_metrics(both, component, shares[component])
         evidence = _component_evidence(component, metrics, threshold_ms)
         for rec_id, title, advice in ADVICE[Component(component)]:
+            if rec_id == "fast-sync" and _on_fast_sync(writes):
+                continue
             note = _version_note(versions) if rec_id == "fast-sync" else ""
             out.append(Recommendation(rec_id, title, evidence, advice + note, metrics))
     return out

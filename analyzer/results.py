@@ -14,11 +14,14 @@ import polars as pl
 
 from analyzer.archives import Limits
 from analyzer.errors import ExitCode
+from analyzer.identify import FileIdentity
+from analyzer.links import Topology
 from analyzer.parse import FAMILIES, Parsed
 from analyzer.read import ReadStats
 from analyzer.reduce import ReducedFile
-from analyzer.schemas import DESTINATIONS, GAPS, UNPARSED, empty
+from analyzer.schemas import CLOCK, DESTINATIONS, GAPS, UNPARSED, WRITES, empty
 from analyzer.sources import Skipped, Source
+from analyzer.transport import WaitPlacement
 from analyzer.zones import TimeZones
 
 #: a write is slow when its total reaches this (ms)
@@ -54,6 +57,10 @@ class FileResult:
     reduced: ReducedFile
     parsed: Parsed
     stats: ReadStats
+    #: what its path, head and messages say it is (database, process, client; `analyzer.links`)
+    identity: FileIdentity
+    #: where its RFS I/O waits fall: before or after `Server finished` (tells Fast Sync)
+    placement: WaitPlacement = field(default_factory=WaitPlacement)
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,14 @@ class Analysis:
     clock: pl.DataFrame
     primary_exchanges: int
     standby_exchanges: int
+    #: the configurations and links the writes were matched within (`analyzer.links`)
+    topology: Topology = field(default_factory=lambda: Topology((), ()))
+    #: the remote writes of ASYNC links (schema WRITES): never in `writes`, nor in its figures
+    shipments: pl.DataFrame = field(default_factory=lambda: empty(WRITES))
+    #: clock offsets of the ASYNC links' host pairs (schema CLOCK)
+    shipment_clock: pl.DataFrame = field(default_factory=lambda: empty(CLOCK))
+    #: per link (`Link.name`): the sender's and the receiver's exchanges
+    link_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: segments named by a marker and missing from the upload, with the messages that fall in them
     #: (schema GAPS; those messages are not in `unmatched`)
     gaps: pl.DataFrame = field(default_factory=lambda: empty(GAPS))

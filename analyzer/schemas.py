@@ -212,7 +212,13 @@ WRITES = schema(
     received_at=UTC,
     finished_at=UTC,
     acked_at=UTC,
+    primary_db=CAT,
+    standby_db=CAT,
+    transport=CAT,
 )
+#: the writes' columns that name their link (`analyzer.links`): the databases at both ends and the
+#: link's transport (SYNC, FASTSYNC; ASYNC shipments are a table of their own)
+LINK_COLUMNS = ("primary_db", "standby_db", "transport")
 
 #: clock offset of each standby host relative to each primary host (NTP-style estimate)
 CLOCK = schema(
@@ -322,23 +328,25 @@ STATS = schema(
 )
 #: writes per V$EVENT_HISTOGRAM bucket (`<1`, `<2`, ... ms)
 HISTOGRAM = schema(bucket=pl.String, count=pl.Int64)
-#: log switches of a thread (insights): `at` the switch's time, from `source` (alert log, writes, standby
-#: redo log selection); `alert_at` the alert log's `Thread N advanced to log sequence S`; `inferred_at` the
-#: first write of the new log; the standby redo log selections of
-#: the primary (`srl_selected_at`, `SRL selected for ...`) and of RFS (`rfs_selected_at`)
+#: log switches of a thread of a primary database (insights): `at` the switch's time, from `source` (alert
+#: log, writes, standby redo log selection); `alert_at` the alert log's `Thread N advanced to log sequence
+#: S`; `inferred_at` the first write of the new log; the standby redo log selections of the primary
+#: (`srl_selected_at`, `SRL selected for ...`) and of RFS (`rfs_selected_at`)
 SWITCHES = schema(
     thread=pl.Int64,
     from_seq=pl.Int64,
     to_seq=pl.Int64,
     at=UTC,
+    primary_db=pl.String,
     source=pl.String,
     alert_at=UTC,
     inferred_at=UTC,
     srl_selected_at=UTC,
     rfs_selected_at=UTC,
 )
-#: what the alert logs say about log switches: `kind` log_switch, srl_selected or rfs_selected (insights)
-OBSERVED = schema(kind=pl.String, thread=pl.Int64, seq=pl.Int64, at=UTC)
+#: what the alert logs say about log switches (insights): `kind` log_switch, srl_selected or rfs_selected,
+#: `db` the database of the alert log
+OBSERVED = schema(kind=pl.String, db=pl.String, thread=pl.Int64, seq=pl.Int64, at=UTC)
 #: latency of the writes near a log switch against the others
 COMPARISON = schema(
     writes=pl.String,
@@ -350,13 +358,15 @@ COMPARISON = schema(
     max_ms=pl.Float64,
     rfs_io_p99_ms=pl.Float64,
 )
-#: per-minute series: `timeline` in --format json and `--format csv --table timeline`
+#: per-minute series: `timeline` in --format json and `--format csv --table timeline` (per minute,
+#: primary database and thread)
 TIMELINE = schema(
     minute=UTC,
     thread=pl.Int64,
     writes=pl.Int64,
     slow_writes=pl.Int64,
     **{f"{c}_{p}_ms": pl.Float64 for c in TOTAL_AND_COMPONENTS for p in ("p50", "p99")},
+    primary_db=pl.String,
 )
 
 #: one row per file found by `dgtrace inventory`

@@ -120,3 +120,50 @@ TOTAL_AND_COMPONENTS = ("total", *COMPONENTS)
 def ms_column(measure: str) -> str:
     """The writes-table column of a measure (`total` -> `total_ms`)."""
     return f"{measure}_ms"
+
+
+class Transport(StrEnum):
+    """How a destination acknowledges the redo it receives (a link's transport)."""
+
+    #: SYNC AFFIRM: the ack waits for the standby redo log write (standby I/O is in the commit path)
+    SYNC = "SYNC"
+    #: SYNC NOAFFIRM (Fast Sync, 12c+): the ack comes once the redo is received, the write follows
+    FASTSYNC = "FASTSYNC"
+    #: ASYNC: the sender ships redo after the commit; none of it is in the commit path
+    ASYNC = "ASYNC"
+
+    @property
+    def commit_path(self) -> bool:
+        """Its remote writes are waited for by commits (SYNC and Fast Sync)."""
+        return self is not Transport.ASYNC
+
+
+class Duty(StrEnum):
+    """What a process does in redo transport, as its name (or its messages) tells."""
+
+    #: ships redo: NSSn, NSAn, LNSn, TTnn, or LGWR itself (LGWR SYNC of old releases)
+    SENDER = "sender"
+    #: receives redo on a standby or far sync instance: RFS
+    RECEIVER = "receiver"
+    #: the log writer (LGWR, LGnn): long-write warnings, no messages
+    LOG_WRITER = "log_writer"
+    OTHER = "other"
+
+
+class Decider(StrEnum):
+    """The evidence that decided which sender a receiver's trace belongs to (strongest first)."""
+
+    #: the RFS session's `MODULE NAME:(oracle@<host> (<process>))` names its client
+    CLIENT_MODULE = "client module"
+    #: the sending database's LOG_ARCHIVE_DEST_n names the receiver (DB_UNIQUE_NAME=)
+    DESTINATION = "destination parameter"
+    #: the writes of one candidate match the receiver's consistently (one clock offset), the others' do not
+    MATCH_RATE = "match rate"
+    #: the receiver's db_unique_name extends exactly one sending database's name (salesdr, sales)
+    NAMES = "names"
+    #: one sender is left (often the only one in the input)
+    ONLY_CANDIDATE = "only candidate"
+    #: several senders fit and nothing tells them apart: the receiver is matched with none
+    AMBIGUOUS = "ambiguous"
+    #: no sender trace in the input (or no receiver for a sender)
+    NONE = "none"

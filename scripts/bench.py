@@ -1,21 +1,30 @@
-"""Benchmark: dgtrace end to end against `grep -c msgid=` on the same simulated corpus, same run.
+"""Benchmark: dgtrace end to end against `grep -c msgid=` on the same simulated corpus, in one run.
 
-    python scripts/bench.py [--size 1GB] [--format-version 19c] [--runs 3] [--corpus DIR] [--scaling]
+    python scripts/bench.py [--sizes 1GB,2GB] [--outputs json,text,csv] [--runs 3] [--gzip]
+                            [--format-version 19c] [--corpus-dir bench-corpus]
 
-Builds (or reuses) a corpus with `dgtrace simulate`, then times, alternating, `grep -c msgid=`
-over its trace files and `dgtrace analyze --format json` (its output drained through a pipe),
-and prints medians, MB/s, the ratio dgtrace/grep and dgtrace's peak RSS. Machines here are
-shared and noisy: only the ratio measured in one run means anything. `--scaling` also builds a
-corpus of half the size (same scenario) and reports the exponents k of time ~ size^k and of
-peak RSS ~ size^k (1 is linear growth; memory should stay well under it).
+For each size, builds (or reuses) a corpus with `dgtrace simulate` (19c, `mixed` scenario), then
+times, alternating within each round, `grep -c msgid=` over its trace files and `dgtrace analyze`
+in each output format (JSON, the default text report, CSV), every output drained through a pipe
+(GNU grep stops at the first match when its output is /dev/null). It prints, per size and command,
+the median wall time, MB/s, the ratio to grep measured in the same rounds and the peak RSS, then
+the exponents k of time ~ size^k and peak RSS ~ size^k between consecutive sizes. `--gzip` also
+times the gzipped corpus: `gzip -dc | grep -c` against `dgtrace analyze` of the .gz files.
+
+These machines are shared and noisy: only ratios measured in one run mean something. The last
+line is the whole result as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import itertools
 import json
 import math
 import os
+import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -24,25 +33,26 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.units import parse_size
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from analyzer.units import parse_size  # noqa: E402
+
 DGTRACE = [sys.executable, "-m", "analyzer"]
+#: `--outputs` name -> the analyze arguments that select it
+OUTPUTS = {"json": ["--format", "json"], "text": [], "csv": ["--format", "csv"]}
 
 
 @dataclass(frozen=True)
 class Run:
-    """One timed command: wall seconds and peak resident set size of the child (MB)."""
+    """One timed command: wall seconds and the peak resident set size of the child (MB)."""
 
     seconds: float
     peak_mb: float
 
 
 def timed(cmd: list[str]) -> Run:
-    """Run a command, draining its stdout through a pipe; measure wall time and the child's peak RSS.
-
-    A pipe, not /dev/null: GNU grep notices /dev/null and stops at the first match.
-    """
+    """Run a command, draining its stdout through a pipe; wall time and the child's peak RSS."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, cwd=ROOT)
@@ -52,46 +62,66 @@ def timed(cmd: list[str]) -> Run:
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):  # grep -c exits 1 when a file has no match
+        if code not in (0, 1):  # grep -c exits 1 when a file has no match; dgtrace 1 is "partial"
             errors.seek(0)
-            raise SystemExit(f"{' '.join(cmd[:4])}... failed with exit code {code}: {errors.read(500).decode()}")
+            raise SystemExit(f"{' '.join(cmd[:5])}... failed with exit code {code}: {errors.read(500).decode()}")
     return Run(seconds, usage.ru_maxrss / 1024)
 
 
 def build_corpus(corpus: Path, size: str, generation: str) -> list[Path]:
-    """Simulate the corpus unless it is already there; return its trace files."""
+    """Simulate the corpus unless it is already there; its trace files."""
     if not (corpus / "truth.csv").exists():
-        subprocess.run(
-            [*DGTRACE, "simulate", str(corpus), "--size", size, "--format-version", generation, "--scenario", "mixed"],
-            check=True,
-            cwd=ROOT,
-        )
+        command = ["simulate", str(corpus), "--size", size, "--format-version", generation, "--scenario", "mixed"]
+        subprocess.run([*DGTRACE, *command], check=True, cwd=ROOT)
     return sorted(corpus.rglob("*.trc"))
 
 
-def measure(files: list[Path], runs: int) -> dict[str, object]:
-    """Alternate grep and dgtrace runs over the same files; medians, MB/s, ratio, peak RSS."""
-    size_mb = sum(f.stat().st_size for f in files) / 1e6
-    grep = ["grep", "-c", "msgid=", *map(str, files)]
-    dgtrace = [*DGTRACE, "analyze", *map(str, files), "--format", "json"]
-    timed(grep)  # warm the page cache
-    g_runs, d_runs = [], []
+def gzipped(files: list[Path], corpus: Path) -> list[Path]:
+    """A gzipped copy of every file (level 6, kept beside the corpus and reused)."""
+    out = []
+    for f in files:
+        target = corpus.parent / f"{corpus.name}-gz" / f.relative_to(corpus).with_suffix(".trc.gz")
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with f.open("rb") as raw, gzip.open(target.with_suffix(".part"), "wb", compresslevel=6) as packed:
+                shutil.copyfileobj(raw, packed, 1 << 20)
+            target.with_suffix(".part").replace(target)
+        out.append(target)
+    return out
+
+
+def commands(files: list[Path], outputs: list[str], compressed: bool) -> dict[str, list[str]]:
+    """The commands of one round: the grep baseline first, then dgtrace in each output format."""
+    names = [str(f) for f in files]
+    if compressed:
+        baseline = ["sh", "-c", f"gzip -dc {' '.join(map(shlex.quote, names))} | grep -c msgid="]
+    else:
+        baseline = ["grep", "-c", "msgid=", *names]
+    return {"grep": baseline, **{o: [*DGTRACE, "--quiet", "analyze", *names, *OUTPUTS[o]] for o in outputs}}
+
+
+def measure(
+    files: list[Path], outputs: list[str], runs: int, size_mb: float, *, compressed: bool = False
+) -> dict[str, object]:
+    """Alternate the commands over the same files `runs` times; medians, MB/s (of `size_mb`, the
+    uncompressed size), ratios, peak RSS."""
+    plan = commands(files, outputs, compressed)
+    timed(plan["grep"])  # warm the page cache
+    rounds: dict[str, list[Run]] = {name: [] for name in plan}
     for _ in range(runs):
-        g_runs.append(timed(grep))
-        d_runs.append(timed(dgtrace))
-    g = statistics.median(r.seconds for r in g_runs)
-    d = statistics.median(r.seconds for r in d_runs)
-    return {
-        "input_mb": round(size_mb, 1),
-        "files": len(files),
-        "runs": runs,
-        "grep_s": round(g, 3),
-        "grep_mb_s": round(size_mb / g, 1),
-        "dgtrace_s": round(d, 3),
-        "dgtrace_mb_s": round(size_mb / d, 1),
-        "ratio_dgtrace_over_grep": round(d / g, 2),
-        "dgtrace_peak_rss_mb": round(max(r.peak_mb for r in d_runs), 1),
-    }
+        for name, cmd in plan.items():
+            rounds[name].append(timed(cmd))
+    grep_s = statistics.median(r.seconds for r in rounds["grep"])
+    result: dict[str, object] = {"files": len(files), "runs": runs, "grep_s": round(grep_s, 3)}
+    for name in outputs:
+        seconds = statistics.median(r.seconds for r in rounds[name])
+        result[name] = {
+            "seconds": round(seconds, 3),
+            "ratio_to_grep": round(seconds / grep_s, 2),
+            "peak_rss_mb": round(max(r.peak_mb for r in rounds[name]), 1),
+            "mb_s": round(size_mb / seconds, 1),
+        }
+    return result
 
 
 def exponent(big: float, small: float, big_mb: float, small_mb: float) -> float:
@@ -99,35 +129,69 @@ def exponent(big: float, small: float, big_mb: float, small_mb: float) -> float:
     return round(math.log(big / small) / math.log(big_mb / small_mb), 2)
 
 
+def scaling(results: list[dict[str, object]], outputs: list[str]) -> list[dict[str, object]]:
+    """Exponents of time and peak RSS between consecutive sizes, per output."""
+    out = []
+    for small, big in itertools.pairwise(results):
+        sizes = (float(big["input_mb"]), float(small["input_mb"]))  # type: ignore[arg-type]
+        row: dict[str, object] = {"from_mb": sizes[1], "to_mb": sizes[0]}
+        for name in outputs:
+            b, s = big[name], small[name]
+            assert isinstance(b, dict) and isinstance(s, dict)
+            row[f"{name}_time_exponent"] = exponent(b["seconds"], s["seconds"], *sizes)
+            row[f"{name}_rss_exponent"] = exponent(b["peak_rss_mb"], s["peak_rss_mb"], *sizes)
+        out.append(row)
+    return out
+
+
+def _print(results: list[dict[str, object]], outputs: list[str]) -> None:
+    header = f"{'input':>12} {'command':>14} {'median s':>9} {'MB/s':>7} {'x grep':>7} {'peak RSS MB':>12}"
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        label = f"{r['input_mb']:,.0f} MB" + (" gz" if r.get("gzip") else "")
+        print(f"{label:>12} {'grep -c':>14} {r['grep_s']:>9.2f} {'':>7} {'1.00':>7} {'':>12}")
+        for name in outputs:
+            m = r[name]
+            assert isinstance(m, dict)
+            command = f"dgtrace {name}"
+            cells = f"{m['seconds']:>9.2f} {m['mb_s']:>7.1f} {m['ratio_to_grep']:>7.2f} {m['peak_rss_mb']:>12.0f}"
+            print(f"{'':>12} {command:>14} {cells}")
+
+
 def main() -> None:
-    """Parse options, build the corpus, print the figures (text and one JSON line)."""
+    """Parse options, build the corpora, measure, print a table and one JSON line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--size", default="1GB")
-    ap.add_argument("--format-version", default="19c")
+    ap.add_argument("--sizes", default="1GB,2GB", help="corpus sizes, comma-separated (default 1GB,2GB)")
+    ap.add_argument("--outputs", default="json,text,csv", help="dgtrace outputs to time (json, text, csv)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--corpus", type=Path, default=None)
-    ap.add_argument("--scaling", action="store_true")
+    ap.add_argument("--gzip", action="store_true", help="also time the gzipped corpus of each size")
+    ap.add_argument("--format-version", default="19c")
+    ap.add_argument("--corpus-dir", type=Path, default=ROOT / "bench-corpus")
     args = ap.parse_args()
-    corpus = args.corpus or ROOT / "bench-corpus" / f"{args.format_version}-{args.size}"
-    files = build_corpus(corpus, args.size, args.format_version)
-    result = {"corpus": str(corpus), **measure(files, args.runs)}
-    if args.scaling:
-        half_size = f"{parse_size(args.size) // 2}"
-        half_corpus = corpus.parent / f"{corpus.name}-half"
-        small = measure(build_corpus(half_corpus, half_size, args.format_version), args.runs)
-        sizes = (result["input_mb"], small["input_mb"])
-        result["scaling"] = {
-            "half_corpus": str(half_corpus),
-            "half_input_mb": small["input_mb"],
-            "half_grep_s": small["grep_s"],
-            "half_dgtrace_s": small["dgtrace_s"],
-            "half_peak_rss_mb": small["dgtrace_peak_rss_mb"],
-            "time_exponent": exponent(result["dgtrace_s"], small["dgtrace_s"], *sizes),  # type: ignore[arg-type]
-            "rss_exponent": exponent(result["dgtrace_peak_rss_mb"], small["dgtrace_peak_rss_mb"], *sizes),  # type: ignore[arg-type]
-        }
-    for key, value in result.items():
-        print(f"{key:28s} {value}")
-    print(json.dumps(result))
+    outputs = [o for o in args.outputs.split(",") if o]
+    unknown = set(outputs) - set(OUTPUTS)
+    if unknown:
+        ap.error(f"unknown outputs: {', '.join(sorted(unknown))}")
+    results: list[dict[str, object]] = []
+    compressed: list[dict[str, object]] = []
+    for size in sorted(args.sizes.split(","), key=parse_size):
+        corpus = args.corpus_dir / f"{args.format_version}-{size}"
+        files = build_corpus(corpus, size, args.format_version)
+        input_mb = round(sum(f.stat().st_size for f in files) / 1e6, 1)
+        results.append({"corpus": str(corpus), "input_mb": input_mb, **measure(files, outputs, args.runs, input_mb)})
+        if args.gzip:
+            packed = gzipped(files, corpus)
+            row = measure(packed, outputs, args.runs, input_mb, compressed=True)
+            compressed.append({"input_mb": input_mb, "gzip": True, **row})
+    _print(results + compressed, outputs)
+    exponents = scaling(results, outputs)
+    for row in exponents:
+        print(
+            f"{row['from_mb']:,.0f} -> {row['to_mb']:,.0f} MB: "
+            + ", ".join(f"{k.removesuffix('_exponent')} ^{v}" for k, v in row.items() if k.endswith("exponent"))
+        )
+    print(json.dumps({"results": results, "gzip": compressed, "scaling": exponents}))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import pytest
 
 from analyzer import alerts, events, insights
 from analyzer.api import Options, analyze
-from analyzer.vocab import FileKind, Role
+from analyzer.vocab import FileKind, Role, Transport
 from analyzer.zones import TimeZones
 from tests.conftest import ROOT
 
@@ -144,3 +144,32 @@ def test_switches_and_srl_selections_join_the_log_switch_correlation() -> None:
         "transport_error",
         "log_switch",
     ]
+
+
+def test_destinations_go_to_the_link_decision() -> None:
+    """The last setting of each remote destination (not LOCATION=), unless deferred (austin's)."""
+    a = analyze([str(DENVER), str(AUSTIN)], Options())
+    found = alerts.transport_destinations(a.destinations)
+    assert [(d.db, d.target_db, d.number, d.transport) for d in found] == [("denver", "austin", 3, Transport.ASYNC)]
+    assert found[0].source.endswith("alert_denver2.log:98")  # the ALTER SYSTEM, not the startup listing
+
+
+def test_fast_sync_from_noaffirm() -> None:
+    settings = alerts.destinations(
+        pl.DataFrame(
+            {
+                "kind": ["parameter"],
+                "key": ["log_archive_dest_2"],
+                "detail": ['"SERVICE=b SYNC NOAFFIRM DB_UNIQUE_NAME=b"'],
+                "database": "a",
+                "instance": "a1",
+                "host": "h",
+                "at": [None],
+                "file": "alert_a1.log",
+                "line": [3],
+            },
+            schema_overrides={"at": pl.Datetime("us", "UTC")},
+        )
+    )
+    (found,) = alerts.transport_destinations(settings)
+    assert (found.target_db, found.transport) == ("b", Transport.FASTSYNC)

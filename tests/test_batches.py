@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import random
 import tempfile
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from analyzer import api, batches
-from analyzer.api import analyze
+from analyzer.api import FileResult, Options, analyze, analyze_files
+from analyzer.links import CLEAR_MARGIN
+from analyzer.segments import join_segments as segments_of
+from analyzer.segments import side
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
+from analyzer.vocab import Decider, Role
 from analyzer.zones import TimeZones
-from tests.builders import same_writes
+from tests.builders import primary_lines, read_trace, same_writes, standby_lines
 
 
 def _indexes(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -36,3 +42,93 @@ def test_matching_in_batches_gives_the_same_writes(tmp_path: Path, monkeypatch: 
     same_writes(whole, batched)
     assert (batched.primary_exchanges, batched.standby_exchanges) == (3000, 3000)
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+# --- link by link ---
+
+T0 = datetime(2024, 10, 22, 14, 0, 0)
+
+
+def _stamp(t: datetime) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def _pair(gaps_ms: list[float], rtt_ms: float, start: datetime = T0) -> tuple[list[str], list[str]]:
+    """A sender's and its RFS's lines: writes with msgid 100, 101, ... sent after the given idle gaps."""
+    writes, rfs, t = [], [], start
+    for n, gap in enumerate(gaps_ms):
+        t += timedelta(milliseconds=gap)
+        t2 = t + timedelta(milliseconds=rtt_ms / 2)
+        t3 = t2 + timedelta(microseconds=600)
+        t4 = t3 + timedelta(milliseconds=rtt_ms / 2)
+        writes.append((100 + n, _stamp(t), _stamp(t4)))
+        rfs.append((100 + n, _stamp(t2), _stamp(t3), [("RFS write", 500)]))
+        t = t4
+    return primary_lines(writes), standby_lines(rfs)
+
+
+def _configurations() -> list[FileResult]:
+    """Two configurations at the same hour with the same keys (thread 1, seq 10, msgids 100...),
+    their own timings, and RFS traces that name no client: their names tell them apart."""
+    rng = random.Random(4)
+    files = []
+    for db, host, rtt in (("sales", "salesdb01", 1.0), ("hr", "hrdb01", 2.0)):
+        p_lines, s_lines = _pair([rng.uniform(1.0, 9.0) for _ in range(60)], rtt)
+        files.append(read_trace(p_lines, f"{host}/diag/rdbms/{db}/{db}1/trace/{db}1_nss2_11.trc"))
+        files.append(read_trace(s_lines, f"{db}dr01/diag/rdbms/{db}dr/{db}dr1/trace/{db}dr1_rfs_22.trc"))
+    return files
+
+
+def test_the_match_rate_of_the_true_sender_stands_out() -> None:
+    files = _configurations()
+    segments = segments_of(files)
+    sales, salesdr, hr = (
+        side([files[i]], role, segments) for i, role in ((0, Role.PRIMARY), (1, Role.STANDBY), (2, Role.PRIMARY))
+    )
+    right, wrong = batches.link_score(sales, salesdr), batches.link_score(hr, salesdr)
+    assert (right.receiver_writes, right.consistent) == (60, 60)
+    assert wrong.receiver_writes == 60 and wrong.rate <= CLEAR_MARGIN * right.rate
+
+
+def test_colliding_keys_of_two_configurations_are_matched_within_each() -> None:
+    a = analyze_files(_configurations(), [], Options())
+    assert a.writes.height == 120 and a.writes["matched"].all() and a.unmatched.height == 0
+    dbs = a.writes.select(pl.col("primary_db", "standby_db", "primary_file", "standby_file").cast(pl.String))
+    for row in dbs.iter_rows(named=True):
+        assert row["standby_db"] == row["primary_db"] + "dr"
+        assert f"/{row['primary_db']}/" in row["primary_file"] and f"/{row['standby_db']}/" in row["standby_file"]
+    assert sorted(a.link_counts.values()) == [(60, 60), (60, 60)]
+    assert (a.writes["transport"].cast(pl.String) == "SYNC").all()
+
+
+def test_the_match_rate_overrules_misleading_names() -> None:
+    """`hrdr` is named after hr, but its writes are sales's: the match rate decides, and says so."""
+    files = _configurations()
+    files[3] = read_trace(_lines_of(files[1]), "hrdr01/diag/rdbms/hrdr/hrdr1/trace/hrdr1_rfs_22.trc")
+    topology = api.link_topology(files)
+    hrdr = next(a for a in topology.assignments if "hrdr" in a.receiver)
+    assert (hrdr.sender, hrdr.decided_by) == (("sales", "NSS2"), Decider.MATCH_RATE)
+
+
+def _lines_of(f: FileResult) -> list[str]:
+    """The lines a test trace was built from (labels of `read_trace` are not files: rebuild them)."""
+    return f.source.opener().read().decode().splitlines()
+
+
+def test_an_async_link_is_matched_apart_from_the_sync_one() -> None:
+    """NSS2 and NSA3 of one primary reuse the same keys; each is matched with its own RFS only."""
+    rng = random.Random(9)
+    p_sync, s_sync = _pair([rng.uniform(1.0, 9.0) for _ in range(40)], 1.0)
+    p_async, s_async = _pair([rng.uniform(1.0, 9.0) for _ in range(40)], 5.0)
+    files = [
+        read_trace(p_sync, "prim01/diag/rdbms/sales/sales1/trace/sales1_nss2_11.trc"),
+        read_trace(p_async, "prim01/diag/rdbms/sales/sales1/trace/sales1_nsa3_12.trc"),
+        read_trace(s_sync, "stby01/diag/rdbms/salesdr/salesdr1/trace/salesdr1_rfs_21.trc"),
+        read_trace(s_async, "salesar01/diag/rdbms/salesar/salesar1/trace/salesar1_rfs_22.trc"),
+    ]
+    a = analyze_files(files, [], Options())
+    assert (a.writes.height, a.primary_exchanges, a.standby_exchanges) == (40, 40, 40)
+    assert a.writes["matched"].all() and a.shipments["matched"].all() and a.shipments.height == 40
+    assert set(a.shipments["standby_db"].cast(pl.String)) == {"salesar"}
+    assert set(a.shipments["transport"].cast(pl.String)) == {"ASYNC"}
+    assert set(a.writes["standby_db"].cast(pl.String)) == {"salesdr"}

@@ -90,8 +90,8 @@ def test_log_switch_is_a_change_of_seq_on_one_thread() -> None:
             row(5, 4.0, thread=1, seq=11),
         ]
     )
-    switches = insights.log_switches(writes).select("thread", "from_seq", "to_seq", "at", "source")
-    assert switches.rows() == [(1, 10, 11, T0 + timedelta(seconds=4), "writes")]
+    switches = insights.log_switches(writes).select("thread", "from_seq", "to_seq", "at", "primary_db", "source")
+    assert switches.rows() == [(1, 10, 11, T0 + timedelta(seconds=4), None, "writes")]
 
 
 def test_writes_near_a_switch_of_their_own_thread_are_flagged() -> None:
@@ -317,8 +317,42 @@ def test_unclustered_switches_do_not_call_for_larger_redo_logs() -> None:
     assert "redo-log-size" not in recommend(writes)
 
 
-def _observed(rows: list[tuple[str, int, int, datetime]]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=OBSERVED, orient="row")
+# --- several configurations, Fast Sync ---
+
+
+def test_log_switches_and_minutes_are_per_primary_database() -> None:
+    """Two configurations on thread 1 at the same log sequences: sales switches, hr does not."""
+    writes = frame(
+        [
+            row(1, 0.0, seq=10) | {"primary_db": "sales"},
+            row(2, 1.0, seq=10) | {"primary_db": "hr"},
+            row(3, 2.0, seq=11) | {"primary_db": "sales"},
+            row(4, 3.0, seq=10) | {"primary_db": "hr"},
+        ]
+    )
+    switches = insights.log_switches(writes)
+    assert switches.select("primary_db", "thread", "from_seq", "to_seq").rows() == [("sales", 1, 10, 11)]
+    flagged = insights.flag_near_switch(writes, switches)
+    assert flagged.filter(pl.col("switch_at").is_not_null())["primary_db"].cast(pl.String).to_list() == [
+        "sales",
+        "sales",
+    ]
+    assert insights.per_minute(writes).select("primary_db", "writes").rows() == [("hr", 2), ("sales", 2)]
+
+
+def test_fast_sync_is_not_offered_where_it_is_on_already() -> None:
+    writes = slow_mix(network=10.0, rfs_io=180.0, rfs_other=10.0).with_columns(
+        transport=pl.lit("FASTSYNC", pl.Categorical)
+    )
+    assert list(recommend(writes)) == ["standby-redo-logs"]
+    mixed = writes.with_columns(
+        transport=pl.when(pl.col("msgid") == 20).then(pl.lit("SYNC")).otherwise(pl.lit("FASTSYNC")).cast(pl.Categorical)
+    )
+    assert "fast-sync" in recommend(mixed), "one slow write on a SYNC AFFIRM link still calls for it"
+
+
+def _observed(rows: list[tuple[str, int, int, datetime]], db: str | None = None) -> pl.DataFrame:
+    return pl.DataFrame([(kind, db, t, s, at) for kind, t, s, at in rows], schema=OBSERVED, orient="row")
 
 
 def test_alert_log_switches_and_srl_selections_join_those_of_the_writes() -> None:
@@ -366,3 +400,15 @@ def test_simulated_alert_logs_give_every_switch_of_the_truth(tmp_path: Path) -> 
     lead = (got["at_first"] - got["at"]).dt.total_microseconds()
     assert lead.min() > 0 and lead.max() < 1000  # LGWR switched just before the first write of the log
     assert got["srl_selected_at"].null_count() == 0 and got["rfs_selected_at"].null_count() == 0
+
+
+def test_alert_log_switches_keep_to_their_primary_database() -> None:
+    """Two primaries on thread 1: the alert log of sales names its switch; the RFS selection of the
+    standby's alert log names no primary and, with two, stays apart."""
+    w = frame([row(1, 0.0, seq=10) | {"primary_db": "sales"}, row(2, 0.5, seq=10) | {"primary_db": "hr"}])
+    logged = T0 + timedelta(seconds=1)
+    observed = pl.concat(
+        [_observed([("log_switch", 1, 11, logged)], "sales"), _observed([("rfs_selected", 1, 11, logged)], "salesdr")]
+    )
+    sw = insights.log_switches(w, observed).select("primary_db", "to_seq", "source", "rfs_selected_at")
+    assert sw.rows() == [("sales", 11, "alert log", None), (None, 11, "standby redo log selection", logged)]

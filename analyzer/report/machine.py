@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, TextIO
 import polars as pl
 
 from analyzer import events, insights
-from analyzer.report.model import coverage, files, iso_exprs, iso_frame, summary
+from analyzer.report.model import async_links, coverage, files, iso_exprs, iso_frame, summary
 from analyzer.results import Analysis
 
 #: rows rendered per slice (about 40 MB of JSON for the writes table): bounds what polars holds
@@ -45,6 +45,7 @@ def render_json(a: Analysis, out: TextIO, top: int) -> None:
         "files": files(a),
         "coverage": coverage(a),
         "timeline": insights.per_minute(a.writes),
+        "async": async_links(a),
         "events": events.around_writes(a),
     }
     out.write("{")

@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from analyzer import events, insights, inventory
+from analyzer.links import Configuration, Link, with_databases
 from analyzer.report.facts import oracle_versions
 from analyzer.results import Analysis
 from analyzer.results import coverage as file_coverage
@@ -46,7 +47,7 @@ def _iso(value: object) -> str | None:
 
 def notes(a: Analysis) -> list[str]:
     """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
-    out = inventory.findings(a)
+    out = inventory.findings(a) + a.topology.notes()
     warned = a.writes["warning"].drop_nulls().cast(pl.String)
     if len(warned):
         small = int(warned.str.contains("within timestamp resolution", literal=True).sum())
@@ -106,16 +107,134 @@ def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = No
         "gaps": _rows(a.gaps),
         "destinations": _rows(a.destinations),
         "recommendations": [asdict(r) for r in advice],
+        "configurations": configurations(a, advice),
     }
+
+
+#: what the per-configuration breakdown and the ASYNC section say about a link's redo size
+REDO_NOTE = "16410 messages carry no redo size; the log sequences shipped are listed"
+
+
+def _link_writes(writes: pl.DataFrame, links: list[Link]) -> pl.DataFrame:
+    """The writes of these links (by their databases)."""
+    ends = pl.DataFrame(
+        [(link.sender_db, link.receiver_db) for link in links],
+        schema={"primary_db": pl.String, "standby_db": pl.String},
+        orient="row",
+    )
+    keys = writes.select(pl.col("primary_db", "standby_db").cast(pl.String))
+    chosen = keys.with_row_index("_row").join(
+        ends.unique(), on=["primary_db", "standby_db"], how="semi", nulls_equal=True
+    )
+    return writes[chosen["_row"]]
+
+
+def link_entry(a: Analysis, link: Link, writes: pl.DataFrame) -> dict[str, Any]:
+    """One link: its ends, transport and the evidence that decided both, its files and counts."""
+    sent, received = a.link_counts.get(link.name, (0, 0))
+    matched = int(_link_writes(writes, [link])["matched"].sum()) if writes.height else 0
+    return {
+        "name": link.name,
+        "sender_db": link.sender_db,
+        "sender": link.sender,
+        "receiver_db": link.receiver_db,
+        "transport": str(link.transport),
+        "transport_evidence": link.transport_evidence,
+        "decided_by": str(link.decided_by),
+        "evidence": list(link.evidence),
+        "sender_files": list(link.sender_files),
+        "receiver_files": list(link.receiver_files),
+        "primary_writes": sent,
+        "standby_writes": received,
+        "matched_writes": matched,
+        "match_rate": round(matched / sent, 4) if sent else None,
+    }
+
+
+def _configuration(a: Analysis, c: Configuration, alone: bool, advice: list[insights.Recommendation]) -> dict[str, Any]:
+    commit = [link for link in c.links if link.transport.commit_path]
+    w = a.writes if alone else _link_writes(a.writes, commit)
+    sent = sum(a.link_counts.get(link.name, (0, 0))[0] for link in commit)
+    received = sum(a.link_counts.get(link.name, (0, 0))[1] for link in commit)
+    matched = int(w["matched"].sum())
+    if not alone:
+        switches = insights.analyze_log_switches(w)
+        advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a))
+    return {
+        "name": c.name,
+        "databases": [
+            {
+                "db_unique_name": d.name,
+                "role": d.role,
+                "hosts": list(d.hosts),
+                "instances": list(d.instances),
+                "files": d.files,
+            }
+            for d in c.databases
+        ],
+        "links": [link_entry(a, link, a.writes if link.transport.commit_path else a.shipments) for link in c.links],
+        "primary_writes": sent,
+        "standby_writes": received,
+        "matched_writes": matched,
+        "match_rate": round(matched / sent, 4) if sent else None,
+        "slow_writes": int(w["slow"].sum()),
+        "components": component_stats(w).to_dicts(),
+        "verdicts": verdict_totals(w).to_dicts(),
+        "slow_time_shares": time_shares(w),
+        "recommendations": [r.id for r in advice],
+    }
+
+
+def configurations(a: Analysis, advice: list[insights.Recommendation]) -> list[dict[str, Any]]:
+    """`summary.configurations`: per Data Guard configuration, its databases, links (transport and the
+    evidence that decided them) and its own figures; `advice` is the whole analysis's, which a lone
+    configuration shares."""
+    alone = len(a.topology.configurations) == 1
+    return [_configuration(a, c, alone, advice) for c in a.topology.configurations]
+
+
+def async_links(a: Analysis) -> list[dict[str, Any]]:
+    """The `async` section: per ASYNC link, what it shipped (messages, log sequences) and its own
+    one-sided timings (the sender's round trip on its clock, RFS time on the receiver's)."""
+    out = []
+    for c in a.topology.configurations:
+        for link in c.links:
+            if link.transport.commit_path:
+                continue
+            w = _link_writes(a.shipments, [link])
+            logs = (
+                w.group_by("thread")
+                .agg(first_seq=pl.col("seq").min(), last_seq=pl.col("seq").max(), logs=pl.col("seq").n_unique())
+                .sort("thread")
+            )
+            hosts = w.select("primary_host", "standby_host").unique()
+            clock = a.shipment_clock.join(hosts, on=["primary_host", "standby_host"], how="semi", nulls_equal=True)
+            out.append(
+                {
+                    "configuration": c.name,
+                    **link_entry(a, link, a.shipments),
+                    "first_at": _iso(w["sent_at"].min()) if w.height else None,
+                    "last_at": _iso(w["sent_at"].max()) if w.height else None,
+                    "log_sequences": logs.to_dicts(),
+                    "redo_bytes": None,
+                    "redo_note": REDO_NOTE,
+                    "timings": component_stats(w).to_dicts(),
+                    "clock": _rows(clock),
+                }
+            )
+    return out
 
 
 def files(a: Analysis) -> list[dict[str, Any]]:
     """One entry per input file (the inventory's row, plus zone, tim and evidence) and per skipped input."""
     out: list[dict[str, Any]] = []
+    config_of = a.topology.configuration_of()
+    dbs = {i.label: i.db for i in with_databases([f.identity for f in a.files])}
     for row, f in zip(iso_frame(inventory.table(a)).to_dicts(), a.files, strict=True):
         tim = f.reduced.tim
         extra = {"time_zone": f.reduced.zone, "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors}}
-        out.append({**row, **extra, "evidence": f.reduced.info.evidence, "skipped": None})
+        link = {"db_unique_name": dbs[f.source.label], "configuration": config_of.get(f.source.label)}
+        out.append({**row, **extra, "evidence": f.reduced.info.evidence, "skipped": None, **link})
     out += [{"file": s.label, "role": None, "skipped": s.reason} for s in a.skipped]
     return out
 
@@ -131,7 +250,8 @@ def coverage(a: Analysis) -> list[dict[str, Any]]:
 
 
 def document(a: Analysis, top: int) -> dict[str, Any]:
-    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline", "events"}` (README, "Output contract")."""
+    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline", "async", "events"}` (README,
+    "Output contract")."""
     return {
         "summary": summary(a, top),
         "writes": _rows(a.writes),
@@ -139,5 +259,6 @@ def document(a: Analysis, top: int) -> dict[str, Any]:
         "files": files(a),
         "coverage": coverage(a),
         "timeline": _rows(insights.per_minute(a.writes)),
+        "async": async_links(a),
         "events": _rows(events.around_writes(a)),
     }

@@ -1,0 +1,70 @@
+"""A link's transport: destination attributes, the sender's name, and where the RFS writes its I/O waits."""
+
+from __future__ import annotations
+
+from analyzer.parse import parse_chunk
+from analyzer.transport import Destination, PlacementTally, WaitPlacement, dest_fits, transport_of
+from analyzer.vocab import Transport
+from tests.builders import done, krs, recv, wait
+from tests.conftest import lines_frame
+
+
+def test_the_sender_name_tells_async_from_sync() -> None:
+    for name in ("NSA3", "TT02", "TT00"):
+        assert transport_of(name, None, WaitPlacement())[0] is Transport.ASYNC, name
+    for name in ("NSS2", "LNS1", "LGWR"):
+        assert transport_of(name, None, WaitPlacement(inside=5))[0] is Transport.SYNC, name
+
+
+def test_io_waits_after_server_finished_are_fast_sync() -> None:
+    transport, why = transport_of("NSS2", None, WaitPlacement(inside=1, after_finish=99))
+    assert transport is Transport.FASTSYNC
+    assert why.startswith("sender NSS2 ships SYNC; 99 of 100 RFS I/O waits come after `Server finished`")
+    assert transport_of("NSS2", None, WaitPlacement(inside=20, after_finish=80))[0] is Transport.SYNC
+
+
+def test_without_rfs_waits_affirm_cannot_be_told() -> None:
+    transport, why = transport_of("NSS2", None, WaitPlacement())
+    assert transport is Transport.SYNC and "no RFS I/O wait to tell AFFIRM from NOAFFIRM" in why
+
+
+def test_a_destination_outranks_the_name() -> None:
+    dest = Destination("sales", "salesdr", 2, Transport.FASTSYNC, "alert_sales1.log:40")
+    transport, why = transport_of("NSS2", dest, WaitPlacement(inside=10))
+    assert transport is Transport.FASTSYNC and why == "LOG_ARCHIVE_DEST_2 of sales (alert_sales1.log:40): FASTSYNC"
+
+
+def test_numbered_senders_serve_their_destination_only() -> None:
+    dest = Destination("sales", "salesbc", 3)
+    assert dest_fits(dest, "NSS3") and dest_fits(dest, "NSA3") and dest_fits(dest, "TT02")
+    assert not dest_fits(dest, "NSS2") and not dest_fits(dest, "LNS2")
+    assert dest_fits(Destination("sales", "salesbc"), "NSS2"), "a destination of unknown number fits any"
+
+
+def _tally(*chunks: list[str]) -> WaitPlacement:
+    tally = PlacementTally()
+    for lines in chunks:
+        parsed, _ = parse_chunk(lines_frame("\n".join(lines)), in_header=False)
+        tally.add(parsed.tables["messages"], parsed.tables["waits"])
+    return tally.placement
+
+
+def test_rfs_io_waits_are_placed_by_the_server_message_before_them() -> None:
+    affirm = [
+        recv(1),
+        krs("2024-01-01 00:00:00.000000"),
+        wait("RFS write", 400),
+        done(1),
+        krs("2024-01-01 00:00:00.001000"),
+    ]
+    noaffirm = [recv(2), krs("2024-01-01 00:00:01.000000"), done(2), krs("2024-01-01 00:00:01.000100")]
+    noaffirm += [wait("RFS write", 400), wait("RFS random i/o", 50), wait("SQL*Net message from client", 9000)]
+    assert _tally(affirm) == WaitPlacement(inside=1, after_finish=0)
+    assert _tally(noaffirm) == WaitPlacement(inside=0, after_finish=2), "idle waits do not count"
+
+
+def test_a_chunk_that_starts_with_waits_takes_the_last_message_of_the_one_before() -> None:
+    first = [recv(1), krs("2024-01-01 00:00:00.000000"), done(1), krs("2024-01-01 00:00:00.000100")]
+    second = [wait("RFS write", 400), recv(2), krs("2024-01-01 00:00:01.000000"), wait("RFS write", 300)]
+    assert _tally(first, second) == WaitPlacement(inside=1, after_finish=1)
+    assert _tally([wait("RFS write", 400)]) == WaitPlacement(), "before any message: neither"
