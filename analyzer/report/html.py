@@ -7,13 +7,16 @@ from typing import Any, TextIO
 
 import polars as pl
 
-from analyzer import insights
+from analyzer import events, insights
 from analyzer.errors import UsageError
 from analyzer.report import model as doc
 from analyzer.report.context import Context, Table
 from analyzer.report.fmt import fmt_ms, short_label
 from analyzer.report.sections import (
+    destinations_table,
+    events_table,
     facts_table,
+    gaps_table,
     no_recommendation,
     switch_table,
     top_table,
@@ -172,20 +175,34 @@ def _add_switches(fig: Any, switches: pl.DataFrame, ceiling: float) -> None:
 
 
 def _add_warnings(fig: Any, c: Context) -> None:
-    """LGWR long-write warnings as markers at their elapsed time."""
+    """LGWR warnings (long writes, broadcast waits) as markers at their elapsed time, and the other log
+    writer and alert-log events (sync mode switches, transport errors, parameter changes) on the axis."""
     warnings = c.analysis.warnings.filter(pl.col("at").is_not_null())
-    if not warnings.height:
-        return
-    rows = warnings.select(_x("at"), "elapsed_ms", "file", "line").rows()
-    fig.add_scatter(
-        x=[r[0] for r in rows],
-        y=[r[1] for r in rows],
-        mode="markers",
-        name="LGWR warning",
-        marker={"symbol": "x", "size": 8, "color": "#111", "opacity": 0.8},
-        hovertext=[f"LGWR log write elapsed {r[1]} ms<br>{escape(c.where(r[2], r[3]))}" for r in rows],
-        hoverinfo="text",
-    )
+    if warnings.height:
+        rows = warnings.select(_x("at"), "elapsed_ms", "file", "line", "kind").rows()
+        named = {"log_write": "log write elapsed", "broadcast_wait": "broadcast wait"}
+        fig.add_scatter(
+            x=[r[0] for r in rows],
+            y=[r[1] for r in rows],
+            mode="markers",
+            name="LGWR warning",
+            marker={"symbol": "x", "size": 8, "color": "#111", "opacity": 0.8},
+            hovertext=[f"LGWR {named.get(r[4], r[4])} {r[1]} ms<br>{escape(c.where(r[2], r[3]))}" for r in rows],
+            hoverinfo="text",
+        )
+    shown = ("sync_switch", "transport_error", "parameter_change", "startup", "protection")
+    others = events.around_writes(c.analysis).filter(pl.col("event").is_in(shown) & pl.col("at").is_not_null())
+    if others.height:
+        rows = others.select(_x("at"), "event", "detail", "file", "line").rows()
+        fig.add_scatter(
+            x=[r[0] for r in rows],
+            y=[0.0] * len(rows),
+            mode="markers",
+            name="LGWR / alert log event",
+            marker={"symbol": "triangle-up", "size": 9, "color": "#b00", "opacity": 0.8},
+            hovertext=[f"{r[1]}: {escape(r[2] or '')}<br>{escape(c.where(r[3], r[4]))}" for r in rows],
+            hoverinfo="text",
+        )
 
 
 def histogram_figure(writes: pl.DataFrame) -> Any:
@@ -250,10 +267,11 @@ def _files_table(c: Context) -> Table:
 
 def _switch_list(c: Context) -> Table:
     frame = c.switches.switches.select(
-        "thread", "from_seq", "to_seq", _x("at"), "writes_near", "slow_near", "max_total_ms"
+        "thread", "from_seq", "to_seq", _x("at"), "source", "writes_near", "slow_near", "max_total_ms"
     )
-    rows = [(*(str(v) for v in r[:-1]), fmt_ms(r[-1])) for r in frame.iter_rows()]
-    return Table(("thread", "from seq", "to seq", "at (UTC)", "writes near", "slow near", "max total ms"), rows)
+    rows = [(*("" if v is None else str(v) for v in r[:-1]), fmt_ms(r[-1])) for r in frame.iter_rows()]
+    headers = ("thread", "from seq", "to seq", "at (UTC)", "from", "writes near", "slow near", "max total ms")
+    return Table(headers, rows)
 
 
 def _recommendations(c: Context) -> str:
@@ -284,7 +302,14 @@ def _sections(c: Context, top: int) -> list[tuple[str, str]]:
             (f"Top {top} slowest writes", _plot(top_figure(c, top), "top") + _table(top_table(c, top))),
         ]
     if a.warnings.height:
-        out.append(("LGWR long-write warnings", _table(warnings_table(c, top))))
+        out.append(("LGWR warnings (long writes, broadcast waits)", _table(warnings_table(c, top))))
+    around = events_table(c)
+    if around.rows:
+        out.append(("Log writer and alert-log events", _table(around)))
+    if a.gaps.height:
+        out.append(("Missing segments", _table(gaps_table(c))))
+    if a.destinations.height:
+        out.append(("Redo transport destinations (alert logs)", _table(destinations_table(c))))
     unmatched = _table(unmatched_table(c)) if a.unmatched.height else "<p>Every message found its partner.</p>"
     unparsed = _table(unparsed_table(c)) if c.summary["unparsed_lines"] else "<p>Every line was parsed or ignored.</p>"
     notes = "".join(f"<li>{escape(n)}</li>" for n in c.summary["notes"])

@@ -7,7 +7,10 @@ from typing import TextIO
 from analyzer import insights
 from analyzer.report.context import Context, Table
 from analyzer.report.sections import (
+    destinations_table,
+    events_table,
     facts_table,
+    gaps_table,
     no_recommendation,
     switch_table,
     top_table,
@@ -61,7 +64,14 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
     if a.writes.height:
         lines += _section(f"Top {top} slowest writes", markdown_table(top_table(c, top)))
     if a.warnings.height:
-        lines += _section("LGWR long-write warnings", markdown_table(warnings_table(c, top)))
+        lines += _section("LGWR warnings (long writes, broadcast waits)", markdown_table(warnings_table(c, top)))
+    around = events_table(c)
+    if around.rows:
+        lines += _section("Log writer and alert-log events", markdown_table(around))
+    if a.gaps.height:
+        lines += _section("Missing segments", markdown_table(gaps_table(c)))
+    if a.destinations.height:
+        lines += _section("Redo transport destinations (alert logs)", markdown_table(destinations_table(c)))
     if a.unmatched.height:
         lines += _section("Unmatched messages", markdown_table(unmatched_table(c)))
     if c.summary["unparsed_lines"]:

@@ -15,7 +15,10 @@ from rich.text import Text
 
 from analyzer import inventory
 from analyzer.report import model as doc
+from analyzer.report.context import Context
+from analyzer.report.context import Table as SectionTable
 from analyzer.report.fmt import fmt_ms, short_label
+from analyzer.report.sections import WARNING_KINDS, destinations_table, events_table, gaps_table
 from analyzer.results import Analysis
 from analyzer.summary import component_stats, histogram, slowest, verdict_totals
 from analyzer.vocab import COMPONENTS, Component
@@ -59,7 +62,7 @@ def _files(a: Analysis, console: Console) -> Table:
     labels = rows["file"].to_list()
     t = make_table("Files", console, *IDENTITY, "last (UTC)", "zone")
     for row, f in zip(rows.iter_rows(named=True), a.files, strict=True):
-        last = f.reduced.last_at.strftime("%H:%M:%S") if f.reduced.last_at else ""
+        last = f.reduced.last_at.strftime("%Y-%m-%d %H:%M:%S") if f.reduced.last_at else ""
         t.add_row(*identity_cells(row, labels), last, f.reduced.zone)
     return t
 
@@ -72,6 +75,9 @@ def _matching(a: Analysis) -> Text:
         f"{s['matched_writes']} matched (match rate {rate}); {s['unmatched_messages']} message(s) unmatched.",
         f"Slow writes (total >= {a.options.threshold_ms:g} ms): {s['slow_writes']}.",
     ]
+    if a.gaps.height:
+        fell = int(a.gaps["messages"].sum())
+        lines.append(f"{fell} message(s) without partner fall in {a.gaps.height} missing segment(s): see below.")
     shares = s["slow_time_shares"]
     if shares:
         parts = ", ".join(f"{k} {v:.0%}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
@@ -149,9 +155,10 @@ def _top(a: Analysis, console: Console, top: int) -> Table:
 def _warnings(a: Analysis, console: Console) -> Table:
     labels = [f.source.label for f in a.files]
     t = make_table(
-        "LGWR long-write warnings and their remote part",
+        "LGWR warnings (long writes, broadcast waits) and their remote part",
         console,
         "at (UTC)",
+        "kind",
         "thr",
         "elapsed",
         "size KB",
@@ -165,10 +172,11 @@ def _warnings(a: Analysis, console: Console) -> Table:
         at = w["at"].strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if w["at"] else ""
         t.add_row(
             at,
-            str(w["thread"] or ""),
+            WARNING_KINDS.get(w["kind"], w["kind"]),
+            "" if w["thread"] is None else str(w["thread"]),
             str(w["elapsed_ms"]),
-            str(w["size_kb"] or ""),
-            str(w["msgid"] or "-"),
+            "" if w["size_kb"] is None else str(w["size_kb"]),
+            "-" if w["msgid"] is None else str(w["msgid"]),
             fmt_ms(w["remote_total_ms"]),
             fmt_ms(w["network_ms"]),
             fmt_ms(w["rfs_io_ms"]),
@@ -176,6 +184,16 @@ def _warnings(a: Analysis, console: Console) -> Table:
             w["verdict"] or "no remote write found",
             f"{short_label(w['file'], labels)}:{w['line']}",
         )
+    return t
+
+
+def _section(title: str, table: SectionTable, console: Console) -> Table:
+    """A section table shared with the Markdown and HTML reports, as a terminal table."""
+    t = make_table(title, console)
+    for name, numeric in zip(table.headers, table.numeric(), strict=True):
+        t.add_column(name, justify="right" if numeric else "left")
+    for row in table.rows:
+        t.add_row(*row)
     return t
 
 
@@ -246,6 +264,16 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
         console.print(_clock(a, console))
     if a.warnings.height:
         console.print(_warnings(a, console))
+    context = Context.of(a, top)
+    around = events_table(context)
+    if around.rows:
+        console.print(_section("Log writer and alert-log events around the writes", around, console))
+    if a.gaps.height:
+        console.print(
+            _section("Missing segments (no evidence from that host in between)", gaps_table(context), console)
+        )
+    if a.destinations.height:
+        console.print(_section("Redo transport destinations (alert logs)", destinations_table(context), console))
     if a.unmatched.height:
         console.print(_unmatched(a, console))
     console.print(_coverage(a, console))
