@@ -47,7 +47,7 @@ def test_text_report_sections() -> None:
         "Histogram",
         "Verdicts",
         "Top 10 slowest writes",
-        "LGWR long-write warnings",
+        "LGWR warnings (long writes, broadcast waits)",
         "Coverage",
     ):
         assert heading in out

@@ -83,5 +83,5 @@ def facts(a: Analysis, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
             f"{lines['lines']:,} lines: {lines['parsed']:,} parsed, {lines['ignored']:,} ignored,"
             f" {lines['unparsed']:,} unparsed",
         ),
-        ("LGWR long-write warnings", f"{len(summary['lgwr_warnings']):,}"),
+        ("LGWR warnings (long writes, broadcast waits)", f"{len(summary['lgwr_warnings']):,}"),
     ]

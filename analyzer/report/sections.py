@@ -96,9 +96,9 @@ def _text(value: object) -> str:
 
 
 def events_table(c: Context) -> Table:
-    """The log writer and alert-log events around the writes (`analyzer.events`), counted by event and
-    host: first and last (UTC), and the first one's detail and file:line."""
-    found = events.around_writes(c.analysis)
+    """The log writer and alert-log events around the writes (`analyzer.events`) but the warnings (their
+    own table), counted by event and host: first and last (UTC), and the first one's detail and file:line."""
+    found = events.around_writes(c.analysis).filter(~pl.col("event").is_in(list(WARNING_KINDS)))
     grouped = (
         found.group_by("event", "host", maintain_order=True)
         .agg(

@@ -102,7 +102,13 @@ def test_plots_and_sections_are_present(page: tuple[str, Page]) -> None:
         assert re.search(rf'Plotly\.newPlot\(\s*"{plot}",', text), plot
     for heading in ("Facts", "Recommendations", "Timeline", "Log switches", "Histogram", "Top 10 slowest writes"):
         assert f"<h2>{heading}</h2>" in text
-    for heading in ("LGWR long-write warnings", "Unmatched messages", "Unparsed lines", "Notes", "Files"):
+    for heading in (
+        "LGWR warnings (long writes, broadcast waits)",
+        "Unmatched messages",
+        "Unparsed lines",
+        "Notes",
+        "Files",
+    ):
         assert f"<h2>{heading}</h2>" in text
     assert "<p>Every message found its partner.</p>" in text
 

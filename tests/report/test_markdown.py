@@ -38,7 +38,7 @@ def test_paper_markdown_has_verdict_recommendations_and_evidence() -> None:
         "### Network: socket buffers at 3 x BDP, SDU 65535, and the network path",
         "## Log switches",
         "## Top 2 slowest writes",
-        "## LGWR long-write warnings",
+        "## LGWR warnings (long writes, broadcast waits)",
         "## Notes",
     ]
     top = [line for line in lines if line.startswith("| 2014-12-02 15:46:")]
