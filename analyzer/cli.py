@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,9 +22,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from analyzer import __version__
 from analyzer.api import Analysis, Options, ProgressHook, analyze
 from analyzer.archives import Limits
+from analyzer.batch.engine import EngineName, EngineSpec
+from analyzer.batch.plan import Settings
+from analyzer.batch.query import trend
+from analyzer.batch.run import Interrupted, run_batch
 from analyzer.errors import AnalyzerError, ExitCode, UsageError
+from analyzer.report.batch_view import render_summary_json, render_summary_text
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
+from analyzer.report.trend import TREND_RENDERERS, TrendFormat, TrendReport
 from analyzer.simulate.cli import simulate_command, simulate_share_command
 from analyzer.units import parse_clock_offsets, parse_instant, parse_size
 from analyzer.zones import parse_zones
@@ -76,8 +83,13 @@ def _guard() -> Iterator[None]:
         raise typer.Exit(int(ExitCode.INTERNAL)) from None
 
 
+def _reading(label: str) -> str:
+    name = label.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"reading {name}" if name else "matching"
+
+
 @contextmanager
-def _progress() -> Iterator[ProgressHook | None]:
+def _progress(describe: Callable[[str], str] = _reading) -> Iterator[ProgressHook | None]:
     """A progress bar on stderr, only on a terminal and without --quiet (rich honours NO_COLOR)."""
     if _state["quiet"] or not _err.is_terminal:
         yield None
@@ -94,8 +106,7 @@ def _progress() -> Iterator[ProgressHook | None]:
         task = bar.add_task("reading traces", total=None)
 
         def hook(label: str, done: int, total: int) -> None:
-            name = label.replace("\\", "/").rsplit("/", 1)[-1]
-            bar.update(task, total=total, completed=done, description=f"reading {name}" if name else "matching")
+            bar.update(task, total=total, completed=done, description=describe(label))
 
         yield hook
 
@@ -235,6 +246,96 @@ def inventory_command(
         render(result, sys.stdout)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))
+
+
+@app.command("batch")
+def batch_command(
+    paths: Annotated[list[str], typer.Argument(help="Archived trace files, directories (an archive share) or globs.")],
+    out: Annotated[Path, typer.Option("--out", help="The dataset directory (created, or brought up to date).")],
+    engine: Annotated[
+        EngineName, typer.Option("--engine", help="local: a process pool on this machine; dask: a Dask cluster.")
+    ] = EngineName.LOCAL,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="With --engine dask: the address of an existing cluster.")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Processes (local) or local Dask workers; default: cores.")
+    ] = None,
+    output_format: Annotated[
+        InventoryFormat, typer.Option("--format", "-f", help="The run summary: text or json.")
+    ] = InventoryFormat.TEXT,
+    threshold: Annotated[float, typer.Option("--threshold", min=0, help="A write is slow from this many ms.")] = 100.0,
+    tz: Annotated[list[str] | None, typer.Option("--tz", help="As for analyze: -07:00 or HOST=-07:00.")] = None,
+    window: Annotated[float, typer.Option("--match-window", min=0, help="As for analyze (seconds).")] = 60.0,
+    clock_offset: Annotated[list[str] | None, typer.Option("--clock-offset", help="As for analyze: HOST=MS.")] = None,
+    max_total: Annotated[str, typer.Option("--max-total-bytes", help="As for analyze.")] = "64GiB",
+) -> None:
+    """Turn archived traces into a Parquet dataset, incrementally (see "Batch over archives" in the README)."""
+    with _guard():
+        zones = parse_zones(tz or [])
+        settings = Settings(
+            threshold_ms=threshold,
+            window_s=window,
+            tz_default_min=zones.default_min,
+            tz_per_host=zones.per_host,
+            clock_offsets=parse_clock_offsets(clock_offset or []),
+            max_total_bytes=parse_size(max_total, "--max-total-bytes"),
+        )
+        spec = EngineSpec(engine, workers, scheduler)
+        try:
+            with _progress(lambda label: label) as hook:
+                summary = run_batch(paths, out, settings, spec, progress=hook)
+        except Interrupted as stop:
+            _err.print(f"dgtrace: {stop}; the dataset is consistent, the next run goes on", markup=False)
+            stopped = stop.signum
+        else:
+            stopped = 0
+            render = render_summary_json if output_format is InventoryFormat.JSON else render_summary_text
+            render(summary, sys.stdout)
+    if stopped:
+        raise typer.Exit(128 + stopped)
+    if summary.exit_code != ExitCode.OK:
+        raise typer.Exit(int(summary.exit_code))
+
+
+@app.command("report")
+def report_command(
+    dataset: Annotated[Path, typer.Argument(help="A dataset written by dgtrace batch.")],
+    output_format: Annotated[
+        TrendFormat, typer.Option("--format", "-f", help="text, markdown, json or html (one plot per configuration).")
+    ] = TrendFormat.TEXT,
+    since: Annotated[str | None, typer.Option("--since", help="Only days from this one (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Only days before this one (YYYY-MM-DD).")] = None,
+    db: Annotated[
+        list[str] | None, typer.Option("--db", help="Only configurations with this database (repeatable).")
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
+) -> None:
+    """The daily trend of a batch dataset per configuration, the worst days first."""
+    with _guard():
+        first, last = _day(since, "--since"), _day(until, "--until")
+        rows = trend(dataset, first, last, db or [])
+        report = TrendReport(str(dataset), rows, first, last, tuple(db or []))
+        render = TREND_RENDERERS[output_format]
+        if output:
+            part = output.with_name(f".{output.name}.part")
+            try:
+                with part.open("w", encoding="utf-8") as handle:
+                    render(report, handle)
+                part.replace(output)
+            finally:
+                part.unlink(missing_ok=True)
+        else:
+            render(report, sys.stdout)
+
+
+def _day(text: str | None, option: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text[:10])
+    except ValueError:
+        raise UsageError(f"{option} {text!r} is not a day (YYYY-MM-DD)") from None
 
 
 @app.command("simulate")

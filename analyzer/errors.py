@@ -17,6 +17,8 @@ class ExitCode(IntEnum):
     NO_INPUT = 3
     #: a bug in dgtrace (the message says so; --debug shows the traceback)
     INTERNAL = 4
+    #: `dgtrace batch`: another run is writing the same dataset (try again later)
+    BUSY = 5
 
 
 class AnalyzerError(Exception):

@@ -11,6 +11,13 @@ the median wall time, MB/s, the ratio to grep measured in the same rounds and th
 the exponents k of time ~ size^k and peak RSS ~ size^k between consecutive sizes. `--gzip` also
 times the gzipped corpus: `gzip -dc | grep -c` against `dgtrace analyze` of the .gz files.
 
+`--batch` times `dgtrace batch` instead: over an archive share (`dgtrace simulate-share`, 3
+configurations x 3 days, older days gzipped, with alert logs, .trm maps and foreground traces;
+`--share-writes` writes per thread, configuration and day) into a fresh dataset directory each
+round, with each engine of `--engines` (local, dask), against `zcat -f | grep -c msgid=` over the
+same trace files in the same rounds; then a second run over the same share (nothing to do). It
+prints seconds, MB/s (of the uncompressed traces), writes per second and the ratio to grep.
+
 These machines are shared and noisy: only ratios measured in one run mean something. The last
 line is the whole result as JSON.
 """
@@ -159,6 +166,78 @@ def _print(results: list[dict[str, object]], outputs: list[str]) -> None:
             print(f"{'':>12} {command:>14} {cells}")
 
 
+def build_share(share: Path, writes: int) -> tuple[list[Path], int, float]:
+    """Simulate the share unless it is there: its trace files, its writes, its trace MB (uncompressed)."""
+    if not (share / "truth.csv").exists():
+        command = ["simulate-share", str(share), "--configs", "3", "--days", "3", "--writes", str(writes)]
+        subprocess.run([*DGTRACE, *command], check=True, cwd=ROOT)
+    files = sorted(p for p in share.rglob("*") if p.name.endswith((".trc", ".trc.gz")))
+    with (share / "truth.csv").open() as truth:
+        rows = sum(1 for _ in truth) - 1
+    trace_mb = sum(_content_bytes(f) for f in files) / 1e6
+    return files, rows, trace_mb
+
+
+def _content_bytes(path: Path) -> int:
+    if path.suffix != ".gz":
+        return path.stat().st_size
+    with gzip.open(path, "rb") as stream:
+        return sum(len(block) for block in iter(lambda: stream.read(1 << 20), b""))
+
+
+def measure_batch(share: Path, engines: list[str], runs: int, work: Path) -> dict[str, object]:
+    """grep, then `dgtrace batch` into a fresh directory with each engine, then a re-run, per round."""
+    files, rows, trace_mb = build_share(share, 0)
+    names = " ".join(shlex.quote(str(f)) for f in files)
+    grep = ["sh", "-c", f"zcat -f {names} | grep -c msgid="]
+    timed(grep)  # warm the page cache
+    rounds: dict[str, list[Run]] = {name: [] for name in ["grep", *engines, "rerun"]}
+    for n in range(runs):
+        rounds["grep"].append(timed(grep))
+        for engine in engines:
+            out = work / f"ds-{engine}-{n}"
+            extra = ["--workers", str(os.cpu_count() or 1)]
+            rounds[engine].append(
+                timed([*DGTRACE, "--quiet", "batch", str(share), "--out", str(out), "--engine", engine, *extra])
+            )
+            if engine == engines[0]:
+                rounds["rerun"].append(timed([*DGTRACE, "--quiet", "batch", str(share), "--out", str(out)]))
+            shutil.rmtree(out)
+    grep_s = statistics.median(r.seconds for r in rounds["grep"])
+    result: dict[str, object] = {
+        "share": str(share),
+        "trace_files": len(files),
+        "writes": rows,
+        "trace_mb": round(trace_mb, 1),
+        "runs": runs,
+        "grep_s": round(grep_s, 3),
+    }
+    for name in [*engines, "rerun"]:
+        seconds = statistics.median(r.seconds for r in rounds[name])
+        result[name] = {
+            "seconds": round(seconds, 3),
+            "ratio_to_grep": round(seconds / grep_s, 2),
+            "mb_s": round(trace_mb / seconds, 1),
+            "writes_s": round(rows / seconds),
+            "peak_rss_mb": round(max(r.peak_mb for r in rounds[name]), 1),
+        }
+    return result
+
+
+def _print_batch(result: dict[str, object], engines: list[str]) -> None:
+    print(f"{result['trace_files']} trace files, {result['trace_mb']} MB of traces, {result['writes']:,} writes")
+    header = f"{'command':>24} {'median s':>9} {'MB/s':>7} {'writes/s':>9} {'x grep':>7} {'peak RSS MB':>12}"
+    print(header)
+    print("-" * len(header))
+    print(f"{'zcat -f | grep -c':>24} {result['grep_s']:>9.2f} {'':>7} {'':>9} {'1.00':>7}")
+    for name in [*engines, "rerun"]:
+        m = result[name]
+        assert isinstance(m, dict)
+        label = f"batch --engine {name}" if name != "rerun" else "batch again (no work)"
+        cells = f"{m['seconds']:>9.2f} {m['mb_s']:>7.1f} {m['writes_s']:>9,} {m['ratio_to_grep']:>7.2f}"
+        print(f"{label:>24} {cells} {m['peak_rss_mb']:>12.0f}")
+
+
 def main() -> None:
     """Parse options, build the corpora, measure, print a table and one JSON line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -168,7 +247,19 @@ def main() -> None:
     ap.add_argument("--gzip", action="store_true", help="also time the gzipped corpus of each size")
     ap.add_argument("--format-version", default="19c")
     ap.add_argument("--corpus-dir", type=Path, default=ROOT / "bench-corpus")
+    ap.add_argument("--batch", action="store_true", help="time dgtrace batch over an archive share instead")
+    ap.add_argument("--share-writes", type=int, default=20000, help="--batch: writes per thread, configuration, day")
+    ap.add_argument("--engines", default="local,dask", help="--batch: engines to time (local, dask)")
     args = ap.parse_args()
+    if args.batch:
+        engines = [e for e in args.engines.split(",") if e]
+        share = args.corpus_dir / f"share-{args.share_writes}"
+        build_share(share, args.share_writes)
+        with tempfile.TemporaryDirectory(dir=args.corpus_dir) as work:
+            result = measure_batch(share, engines, args.runs, Path(work))
+        _print_batch(result, engines)
+        print(json.dumps(result))
+        return
     outputs = [o for o in args.outputs.split(",") if o]
     unknown = set(outputs) - set(OUTPUTS)
     if unknown:

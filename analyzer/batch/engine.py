@@ -1,0 +1,163 @@
+"""Where the units of work run: a local process pool, or a Dask cluster.
+
+Both run the same pure function (`analyzer.batch.unit.run_unit`) on the same units and hand back
+its result to the one process that writes the dataset, so the dataset is the same, row for row,
+whatever the engine. A unit that fails is reported with its error; the others go on.
+
+- `local` (the default): a pool of processes, one per core (no dependency beyond dgtrace's own);
+  a single unit, or `--workers 1`, runs in the calling process.
+- `dask`: `--scheduler ADDRESS` sends the units to an existing Dask cluster (its workers must be
+  able to read the inputs at the same paths); otherwise a local Dask cluster of `--workers`
+  processes is started for the run. Needs `pip install 'dgtrace[dask]'`.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from analyzer.batch.plan import Unit
+from analyzer.batch.unit import UnitOutput, run_unit
+from analyzer.errors import UsageError
+
+MISSING_DASK = "--engine dask needs Dask distributed: pip install 'dgtrace[dask]'"
+
+
+class EngineName(StrEnum):
+    """Values of `dgtrace batch --engine`."""
+
+    LOCAL = "local"
+    DASK = "dask"
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Which engine, with how many workers, or which existing cluster."""
+
+    name: EngineName = EngineName.LOCAL
+    workers: int | None = None
+    scheduler: str | None = None
+
+    def __post_init__(self) -> None:
+        """Reject combinations that cannot work."""
+        if self.scheduler and self.name is not EngineName.DASK:
+            raise UsageError("--scheduler applies to --engine dask only")
+        if self.scheduler and self.workers:
+            raise UsageError("--workers starts a local cluster; an existing one (--scheduler) has its own workers")
+
+    def describe(self) -> str:
+        n = self.size()
+        where = f" at {self.scheduler}" if self.scheduler else f", {n} worker{'s' if n != 1 else ''}"
+        return f"{self.name}{where}"
+
+    def size(self) -> int:
+        return self.workers or os.cpu_count() or 1
+
+
+#: a unit with its output, or the error that stopped it (one line)
+Outcome = tuple[Unit, UnitOutput | str]
+
+
+def run_units(units: Sequence[Unit], spec: EngineSpec) -> Iterator[Outcome]:
+    """Run every unit on the engine; outcomes as they complete (in no fixed order)."""
+    if not units:
+        return iter(())
+    if spec.name is EngineName.DASK:
+        return _dask(units, spec)
+    if len(units) == 1 or spec.size() == 1:
+        return (_inline(unit) for unit in units)
+    return _pool(units, min(spec.size(), len(units)))
+
+
+def _error(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
+def _inline(unit: Unit) -> Outcome:
+    try:
+        return unit, run_unit(unit)
+    except Exception as err:  # one unit's failure is reported; the others go on
+        return unit, _error(err)
+
+
+def _pool(units: Sequence[Unit], workers: int) -> Iterator[Outcome]:
+    # spawn: a forked child would inherit polars' thread pool in an undefined state
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(workers, context, initializer=watch_parent, initargs=(os.getpid(),))
+    pending: dict[Future[UnitOutput], Unit] = {pool.submit(run_unit, unit): unit for unit in units}
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                unit = pending.pop(future)
+                try:
+                    yield unit, future.result()
+                except BrokenProcessPool as err:
+                    yield unit, f"a worker process died ({err})"
+                except Exception as err:
+                    yield unit, _error(err)
+    finally:
+        # stopped early (a signal, an error while writing): do not wait for the units still running
+        workers_now: Any = getattr(pool, "_processes", None) or {}  # the pool's own processes (no public API)
+        processes = list(workers_now.values()) if pending else []
+        pool.shutdown(wait=not pending, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+
+
+def watch_parent(parent: int, every_s: float = 1.0) -> None:
+    """In a worker: exit as soon as the process that started it is gone (killed with -9, it cannot
+    stop its pool; an orphaned worker would go on reading and writing its spill files)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dgtrace-watch-parent", daemon=True).start()
+
+
+def _dask(units: Sequence[Unit], spec: EngineSpec) -> Iterator[Outcome]:
+    try:
+        import distributed
+    except ImportError as err:
+        raise UsageError(MISSING_DASK) from err
+    dask: Any = distributed  # partly typed: its calls are untyped
+    Client, LocalCluster, as_completed = dask.Client, dask.LocalCluster, dask.as_completed
+    cluster: Any = None
+    if spec.scheduler:
+        try:
+            client = Client(spec.scheduler, timeout="20s")
+        except (OSError, TimeoutError) as err:
+            raise UsageError(f"cannot reach the Dask scheduler at {spec.scheduler}: {err}") from err
+    else:
+        cluster = LocalCluster(
+            n_workers=spec.size(),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+        client = Client(cluster)
+    try:
+        futures = client.map(run_unit, list(units), key=[f"dgtrace-unit-{u.fingerprint()}" for u in units])
+        by_key = {future.key: unit for future, unit in zip(futures, units, strict=True)}
+        for future in as_completed(futures):
+            unit = by_key[future.key]
+            try:
+                yield unit, future.result()
+            except Exception as err:
+                yield unit, _error(err)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

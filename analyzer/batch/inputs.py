@@ -1,0 +1,196 @@
+"""The inputs of a run: what is new, changed, unchanged, moved or gone since the manifest's record.
+
+Every file found under the command line's paths, and every file an earlier run recorded (a nightly
+run may be given only the new day's folder: the earlier days stay in the dataset), is compared with
+its record by size and modification time; a file that differs is probed again (content digest and
+identity, `analyzer.batch.probe`). A recorded file that is gone keeps its record, so that the rows
+read from it stay; the same content found at another path (a file gzipped or moved by housekeeping)
+is that file moved, not a new one. The same content at two paths is read once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from analyzer.archives import Limits
+from analyzer.batch.plan import SkippedInput, skipped_input
+from analyzer.batch.probe import ProbeError, SourceInfo, file_of, probe, stat_key
+from analyzer.batch.schemas import SCHEMA_VERSION
+from analyzer.sources import Skipped, Source, discover
+from analyzer.zones import TimeZones
+
+#: called as (what is being done, done, in all)
+ProgressHook = Callable[[str, int, int], None]
+
+
+@dataclass
+class FileRecord:
+    """One input file as the manifest records it."""
+
+    size: int
+    mtime_ns: int
+    sources: list[SourceInfo] = field(default_factory=list)
+    skipped: list[SkippedInput] = field(default_factory=list)
+    gone: bool = False
+
+    def labels(self) -> set[str]:
+        """The labels of its sources, read or skipped."""
+        return {s.label for s in self.sources} | {s.label for s in self.skipped}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "gone": self.gone,
+            "sources": [s.to_json() for s in self.sources],
+            "skipped": [s.to_json() for s in self.skipped],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileRecord:
+        return cls(
+            data["size"],
+            data["mtime_ns"],
+            [SourceInfo.from_json(s) for s in data["sources"]],
+            [SkippedInput(**s) for s in data["skipped"]],
+            data.get("gone", False),
+        )
+
+
+@dataclass
+class Scan:
+    """The inputs after comparison with the manifest."""
+
+    files: dict[str, FileRecord]
+    #: file path -> new, changed, unchanged, moved, gone
+    status: dict[str, str]
+    #: files found under this run's paths
+    seen: int
+    #: sources that hold the same content as another (read once), with the label of the other
+    duplicates: list[SkippedInput]
+
+    def sources(self) -> list[SourceInfo]:
+        """Every known source, duplicates left out (they are listed as skipped)."""
+        dup = {d.label for d in self.duplicates}
+        return [s for r in self.files.values() for s in r.sources if s.label not in dup]
+
+    def skipped(self) -> list[SkippedInput]:
+        return [s for r in self.files.values() for s in r.skipped] + self.duplicates
+
+    def manifest(self) -> dict[str, Any]:
+        return {"schema_version": SCHEMA_VERSION, "files": {p: r.to_json() for p, r in sorted(self.files.items())}}
+
+
+def load_records(document: Any) -> dict[str, FileRecord]:
+    """The file records of inputs.json (none when there is none yet)."""
+    if not isinstance(document, dict) or document.get("schema_version") != SCHEMA_VERSION:
+        return {}
+    return {path: FileRecord.from_json(data) for path, data in document.get("files", {}).items()}
+
+
+def scan(
+    paths: Sequence[str],
+    known: dict[str, FileRecord],
+    zones: TimeZones,
+    limits: Limits,
+    progress: ProgressHook | None = None,
+) -> Scan:
+    """Compare the inputs with their records; probe what is new or changed.
+
+    Raises:
+        UsageError: a path names nothing.
+    """
+    found, lost = discover([os.path.abspath(p) for p in paths], limits=limits, dedupe=False)
+    sources: dict[str, list[Source]] = {}
+    skipped: dict[str, list[Skipped]] = {}
+    for source in found:
+        sources.setdefault(file_of(source.label), []).append(source)
+    for item in lost:
+        skipped.setdefault(file_of(item.label), []).append(item)
+    seen = set(sources) | set(skipped)
+    for path, rec in known.items():  # recorded files not under this run's paths: changed ones again
+        if path not in seen and not rec.gone and stat_key(path) not in (None, (rec.size, rec.mtime_ns)):
+            more, more_lost = discover([path], limits=limits, dedupe=False)
+            sources.setdefault(path, []).extend(more)
+            skipped.setdefault(path, []).extend(more_lost)
+    files: dict[str, FileRecord] = {}
+    status: dict[str, str] = {}
+    to_probe: list[Source] = []
+    for path in sorted(set(sources) | set(skipped)):
+        key = stat_key(path) or (0, 0)
+        record = known.get(path)
+        labels = {s.label for s in sources.get(path, [])}
+        if record and not record.gone and (record.size, record.mtime_ns) == key and labels <= record.labels():
+            files[path], status[path] = record, "unchanged"
+            continue
+        files[path] = FileRecord(*key, skipped=[_skipped(s, key) for s in skipped.get(path, [])])
+        status[path] = "changed" if record and not record.gone else "new"
+        to_probe += sources.get(path, [])
+    for path, earlier in known.items():
+        if path not in files:
+            present = stat_key(path) is not None
+            files[path] = earlier if present else replace(earlier, gone=True)
+            status[path] = "unchanged" if present else "gone"
+    for source, result in zip(to_probe, _probe_all(to_probe, zones, progress), strict=True):
+        record = files[file_of(source.label)]
+        if isinstance(result, SourceInfo):
+            record.sources.append(result)
+        else:
+            record.skipped.append(skipped_input(source.label, f"cannot be read: {result}", True, record.mtime_ns))
+    _same_content(files, status, known)
+    return Scan(files, status, len(seen), _duplicates(files))
+
+
+def _skipped(item: Skipped, key: tuple[int, int]) -> SkippedInput:
+    return skipped_input(item.label, item.reason, item.partial, key[1])
+
+
+def _probe_all(sources: list[Source], zones: TimeZones, progress: ProgressHook | None) -> list[SourceInfo | str]:
+    """Probe sources on every core (hashing and decompression release the GIL)."""
+
+    def one(source: Source) -> SourceInfo | str:
+        try:
+            return probe(source, zones)
+        except ProbeError as err:
+            return str(err)
+
+    results: list[SourceInfo | str] = []
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        for result in pool.map(one, sources):
+            results.append(result)
+            if progress:
+                progress("probing inputs", len(results), len(sources))
+    return results
+
+
+def _same_content(files: dict[str, FileRecord], status: dict[str, str], known: dict[str, FileRecord]) -> None:
+    """A gone file whose content is now at another path moved there; a changed file whose content
+    is what was recorded is unchanged (touched, not changed)."""
+    present = {s.sha256 for path, r in files.items() if not r.gone for s in r.sources}
+    for path, record in list(files.items()):
+        digests = {s.sha256 for s in record.sources}
+        if record.gone and digests and digests <= present:
+            del files[path]
+            status.pop(path)
+            for other, st in status.items():
+                if st == "new" and digests & {s.sha256 for s in files[other].sources}:
+                    status[other] = "moved"
+        elif status.get(path) == "changed" and digests == {s.sha256 for s in known[path].sources}:
+            status[path] = "unchanged"
+
+
+def _duplicates(files: dict[str, FileRecord]) -> list[SkippedInput]:
+    """Sources whose content another source (first by label) holds already."""
+    first: dict[str, str] = {}
+    out = []
+    for info in sorted((s for r in files.values() for s in r.sources), key=lambda s: s.label):
+        original = first.setdefault(info.sha256, info.label)
+        if original != info.label:
+            item = skipped_input(info.label, f"duplicate of {original}", False, None)
+            day = info.home_day()
+            out.append(SkippedInput(item.label, item.reason, False, day.isoformat() if day else item.day, info.db))
+    return out

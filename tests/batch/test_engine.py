@@ -1,0 +1,82 @@
+"""Engines: the same dataset, row for row, inline, on a local process pool and on a real Dask cluster."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analyzer.batch.engine import EngineName, EngineSpec, run_units
+from analyzer.errors import UsageError
+from tests.batch.helpers import batch, check_against_truth, same_rows, truth
+
+
+def test_process_pool_gives_the_rows_of_one_process(one_day: Path, tmp_path: Path) -> None:
+    batch(one_day, tmp_path / "inline")
+    summary = batch(one_day, tmp_path / "pool", EngineSpec(EngineName.LOCAL, workers=2))
+    assert summary.engine == "local, 2 workers"
+    same_rows(tmp_path / "inline", tmp_path / "pool")
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_gives_the_same_rows(share_master: Path, tmp_path: Path) -> None:
+    batch(share_master, tmp_path / "local", EngineSpec(EngineName.LOCAL, workers=2))
+    summary = batch(share_master, tmp_path / "dask", EngineSpec(EngineName.DASK, workers=2))
+    assert summary.engine == "dask, 2 workers" and not summary.failed
+    check_against_truth(tmp_path / "dask", truth(share_master))
+    same_rows(tmp_path / "local", tmp_path / "dask")
+
+
+@pytest.mark.slow
+def test_dask_existing_cluster_by_address(one_day: Path, tmp_path: Path) -> None:
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        summary = batch(one_day, tmp_path / "ds", EngineSpec(EngineName.DASK, scheduler=cluster.scheduler_address))
+        with Client(cluster) as client:
+            assert client.scheduler_info()["workers"]  # the units ran there, on its own worker
+    assert summary.engine == f"dask at {cluster.scheduler_address}"
+    check_against_truth(tmp_path / "ds", truth(one_day))
+
+
+def test_engine_options_that_cannot_work() -> None:
+    with pytest.raises(UsageError, match="--engine dask only"):
+        EngineSpec(EngineName.LOCAL, scheduler="tcp://127.0.0.1:8786")
+    with pytest.raises(UsageError, match="existing one"):
+        EngineSpec(EngineName.DASK, workers=2, scheduler="tcp://127.0.0.1:8786")
+    assert list(run_units([], EngineSpec())) == []
+
+
+WORKER = """
+import os, sys, time
+from analyzer.batch.engine import watch_parent
+watch_parent(int(sys.argv[1]), every_s=0.05)
+print(os.getpid(), flush=True)
+time.sleep(30)
+"""
+PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(__import__("os").getpid())], stdout=sys.stdout)
+time.sleep(30)
+"""
+
+
+def test_a_worker_exits_when_its_parent_is_killed() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, WORKER], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait()
+    parent.stdout.close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    pytest.fail("the orphaned worker is still running")

@@ -1,0 +1,136 @@
+"""`run_batch`: incremental, idempotent, one-sided writes matched later, interruptions, exit codes."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analyzer.batch.run import Interrupted, run_batch
+from analyzer.batch.store import Dataset
+from analyzer.errors import ExitCode, NoInputError, UsageError
+from tests.batch.helpers import INLINE, batch, check_against_truth, copy_share, snapshot, truth, writes
+
+
+def test_first_run_then_a_run_that_does_nothing(one_day: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    first = batch(one_day, out)
+    check_against_truth(out, truth(one_day))
+    assert first.exit_code is ExitCode.OK
+    assert first.inputs["new"] == first.inputs["seen"] and first.inputs["unchanged"] == 0
+    assert first.units["run"] == first.units["planned"] and first.writes["added"] == truth(one_day).height
+    assert "trace map (.trm) file: ADR metadata, nothing to parse" in first.to_json()["skipped_by_reason"]
+    before = snapshot(out)
+    second = batch(one_day, out)
+    assert second.units["run"] == 0 and second.inputs["unchanged"] == second.inputs["seen"]
+    assert second.writes == {"added": 0, "replaced": 0, "rewritten": 0, "removed": 0, "total": truth(one_day).height}
+    assert snapshot(out) == before  # not one file written
+
+
+def test_standby_tonight_primary_tomorrow(one_day: Path, tmp_path: Path) -> None:
+    share = copy_share(one_day, tmp_path / "share")
+    held = tmp_path / "held"
+    held.mkdir()
+    for host in share.glob("salesdb0*"):  # the sales primary's traces arrive a night late
+        shutil.move(host, held / host.name)
+    out = tmp_path / "ds"
+    batch(share, out)
+    early = writes(out).filter(pl.col("standby_db") == "salesdr")
+    assert early.height == truth(share).filter(pl.col("primary_db") == "sales").height
+    assert not early["matched"].any() and early["primary_db"].is_null().all()  # no primary known yet
+    for host in held.iterdir():
+        shutil.move(host, share / host.name)
+    later = batch(share, out)
+    assert later.units["retired"] == 1  # the standby alone is now part of its configuration
+    assert later.writes["removed"] == early.height
+    check_against_truth(out, truth(share))
+
+
+def test_a_grown_file_replaces_its_rows(one_day: Path, tmp_path: Path) -> None:
+    share = copy_share(one_day, tmp_path / "share")
+    nss = next(share.rglob("hr1_nss*.trc"))
+    full = nss.read_bytes()
+    cut = full.rfind(b"\n... Client sending", 0, len(full) // 2)
+    nss.write_bytes(full[: cut + 1])
+    out = tmp_path / "ds"
+    batch(share, out)
+    assert not writes(out)["matched"].all()
+    nss.write_bytes(full)
+    grown = batch(share, out)
+    assert grown.inputs["changed"] == 1 and grown.units["run"] == 1
+    hr = truth(share).filter(pl.col("primary_db") == "hr").height
+    assert grown.writes["replaced"] == grown.writes["rewritten"] == hr  # one-sided rows, now matched
+    check_against_truth(out, truth(share))
+
+
+def test_interrupted_run_leaves_a_dataset_the_next_run_completes(
+    one_day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "ds"
+    commit = Dataset.commit
+    calls = []
+
+    def stop_on_second(self: Dataset, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 2:  # SIGTERM while a partition file is being written
+
+            def half(path: Path) -> None:
+                path.write_bytes(b"PAR1")
+                raise Interrupted(15)
+
+            self.write_atomic(self.root / "writes" / "x.parquet", half)
+        return commit(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Dataset, "commit", stop_on_second)
+    with pytest.raises(Interrupted):
+        batch(one_day, out)
+    assert not list((out / "_dgtrace" / "tmp").iterdir())
+    monkeypatch.setattr(Dataset, "commit", commit)
+    done = batch(one_day, out)
+    assert done.units["run"] == done.units["planned"] - 1
+    check_against_truth(out, truth(one_day))
+
+
+def test_exit_codes(one_day: Path, tmp_path: Path) -> None:
+    with pytest.raises(UsageError):
+        run_batch([str(tmp_path / "nothing-here")], tmp_path / "ds", engine=INLINE)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("no trace here\n")
+    with pytest.raises(NoInputError):
+        run_batch([str(empty)], tmp_path / "ds", engine=INLINE)
+    share = copy_share(one_day, tmp_path / "share")
+    rfs = next(share.rglob("*_rfs_*.trc"))
+    (rfs.parent / ("x_" + rfs.name + ".gz")).write_bytes(gzip.compress(rfs.read_bytes())[:-64])
+    damaged = batch(share, tmp_path / "ds2")
+    assert damaged.exit_code is ExitCode.PARTIAL
+    assert [d["input"] for d in damaged.to_json()["damaged"]] == [str(rfs.parent / ("x_" + rfs.name + ".gz"))]
+    check_against_truth(tmp_path / "ds2", truth(share))  # the rest is all there
+
+
+@pytest.mark.parametrize("version", ["11.2", "23ai"])
+def test_other_generations(version: str, tmp_path: Path) -> None:
+    """11.2 stamps carry no zone (a source then reaches a day further each way); 23ai has ISO stamps."""
+    from analyzer.simulate import ShareOptions, simulate_share
+
+    share = tmp_path / "share"
+    simulate_share(share, ShareOptions(configs=2, days=2, writes=30, format_version=version, seed=3))
+    summary = batch(share, tmp_path / "ds")
+    check_against_truth(tmp_path / "ds", truth(share))
+    assert summary.units["planned"] == (9 if version == "11.2" else 5)  # 2 configurations x 4 or 2 days, + unknown
+
+
+def test_async_shipments_have_their_own_table(tmp_path: Path) -> None:
+    from analyzer.simulate import SimOptions, simulate
+
+    traces = tmp_path / "set"
+    simulate(traces, SimOptions(format_version="19c", writes=40, async_sender=True, seed=5))
+    batch(traces, tmp_path / "ds")
+    expected = pl.read_csv(traces / "truth.csv")
+    shipments = pl.scan_parquet(tmp_path / "ds" / "shipments").collect()
+    assert shipments.height == expected.filter(pl.col("transport") == "ASYNC").height > 0
+    assert set(shipments["transport"]) == {"ASYNC"}
+    assert writes(tmp_path / "ds").height == expected.filter(pl.col("transport") != "ASYNC").height

@@ -1,0 +1,173 @@
+"""`dgtrace batch` over a simulated archive share, checked against the simulator's truth: a first run,
+a run that does nothing, a grown file, a standby whose primary arrives a night later and a new
+day; runs killed with `kill -9` at random moments and a run stopped by SIGTERM, then finished."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.batch.helpers import check_against_truth, copy_share, make_share, snapshot, truth, writes
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def share_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """3 configurations with colliding msgid ranges over 3 days (the first two gzipped), with alert
+    logs, .trm maps and a foreground trace per host and day; read-only (copied to be changed)."""
+    return make_share(tmp_path_factory.mktemp("share") / "share")
+
+
+def dgtrace(*args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "analyzer", *args], capture_output=True, text=True, cwd=ROOT)
+    if check is not None:
+        assert done.returncode == check, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+    return done
+
+
+def run_json(share: Path, out: Path) -> dict[str, object]:
+    return json.loads(dgtrace("batch", str(share), "--out", str(out), "--format", "json", "--workers", "2").stdout)
+
+
+def _days(share: Path) -> list[str]:
+    return sorted({p.name for host in share.iterdir() if host.is_dir() for p in host.iterdir()})
+
+
+def test_nights_of_an_archive_share(share_master: Path, tmp_path: Path) -> None:
+    share = copy_share(share_master, tmp_path / "share")
+    expected = truth(share)
+    first_day, _, last_day = _days(share)
+    held = tmp_path / "held"
+    # tonight: fin's last day is not there yet, hr's primary traces of that day come a night late,
+    # and sales's thread-1 sender trace of that day is still being written (half of it)
+    for host in [*share.glob("fin*"), *share.glob("hrdb0*")]:
+        (held / host.name).mkdir(parents=True)
+        shutil.move(host / last_day, held / host.name / last_day)
+    nss = next(share.glob(f"salesdb01/{last_day}/**/sales1_nss*.trc"))
+    full = nss.read_bytes()
+    nss.write_bytes(full[: full.rfind(b"\n... Client sending", 0, len(full) // 2) + 1])
+
+    out = tmp_path / "ds"
+    first = run_json(share, out)
+    assert first["exit_code"] == 0 and first["units"]["failed"] == 0  # type: ignore[index]
+    got = writes(out)
+    done_days = expected.filter(pl.col("day").cast(pl.String) != last_day)
+    check_against_truth_subset(got, done_days, last_day)
+    one_sided = got.filter(pl.col("day").cast(pl.String) == last_day)
+    hr_tonight = one_sided.filter(pl.col("standby_db") == "hrdr")
+    assert (
+        hr_tonight.height
+        == expected.filter((pl.col("primary_db") == "hr") & (pl.col("day").cast(pl.String) == last_day)).height
+    )
+    assert not hr_tonight["matched"].any()  # only the standby's half, kept until the primary's arrives
+    sales = one_sided.filter(pl.col("primary_db") == "sales")
+    assert sales["matched"].any() and not sales["matched"].all()
+    assert one_sided.filter(pl.col("standby_db") == "findr").is_empty()
+
+    before = snapshot(out)
+    again = run_json(share, out)
+    assert again["units"]["run"] == 0 and again["writes"]["added"] == 0  # type: ignore[index]
+    assert snapshot(out) == before
+
+    for host in held.iterdir():
+        shutil.move(host / last_day, share / host.name / last_day)
+    nss.write_bytes(full)
+    later = run_json(share, out)
+    inputs = later["inputs"]
+    assert inputs["changed"] == 1 and inputs["new"] > 0  # type: ignore[index]
+    check_against_truth(out, expected)
+    assert not list((out / "_dgtrace" / "tmp").iterdir())
+    assert first_day < last_day
+
+    report = dgtrace("report", str(out), "--format", "json").stdout
+    days = json.loads(report)["days"]
+    per_config = expected.group_by("primary_db", "day").len()
+    assert sorted((d["primary_db"], d["day"], d["writes"]) for d in days) == sorted(
+        (db, str(day), n) for db, day, n in per_config.rows()
+    )
+
+
+def check_against_truth_subset(got: pl.DataFrame, expected: pl.DataFrame, open_day: str) -> None:
+    """The finished days hold exactly their truth (the open day is checked by the caller)."""
+    closed = got.filter(pl.col("day").cast(pl.String) != open_day)
+    keys = ["primary_db", "thread", "seq", "msgid"]
+    assert closed.height == expected.height
+    assert sorted(closed.select(keys).rows()) == sorted(expected.select(keys).rows())
+    assert closed["matched"].all()
+
+
+def test_kill_9_at_random_moments_then_finish(share_master: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    started = time.monotonic()
+    run_json(share_master, tmp_path / "reference")
+    whole = time.monotonic() - started
+    rng = random.Random(int.from_bytes(os.urandom(4), "big"))
+    delays = [round(rng.uniform(0.5, max(1.0, whole * 0.9)), 2) for _ in range(4)]
+    for delay in delays:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "analyzer", "batch", str(share_master), "--out", str(out), "--workers", "2"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finished = run_json(share_master, out)
+    assert finished["exit_code"] == 0, (delays, finished)
+    check_against_truth(out, truth(share_master))
+    assert not list((out / "_dgtrace" / "tmp").iterdir()), delays
+
+
+def test_sigterm_removes_temporary_files_and_the_next_run_finishes(share_master: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "analyzer", "batch", str(share_master), "--out", str(out), "--workers", "2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(out.glob("writes/*/*/*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the first unit's rows are being put in place
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate()
+    if proc.returncode != 0:  # it may have finished just before the signal
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        assert "stopped by SIGTERM" in err
+    assert not list((out / "_dgtrace" / "tmp").iterdir())
+    run_json(share_master, out)
+    check_against_truth(out, truth(share_master))
+
+
+def test_second_run_at_once_is_refused(share_master: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "analyzer", "batch", str(share_master), "--out", str(out), "--workers", "1"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "_dgtrace" / "lock").is_file() or not (out / "_dgtrace" / "lock").read_text():
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.02)
+        second = dgtrace("batch", str(share_master), "--out", str(out), check=5)
+        assert f"pid {first.pid}" in second.stderr and "run again when it has finished" in second.stderr
+    finally:
+        first.wait()
+    check_against_truth(out, truth(share_master))

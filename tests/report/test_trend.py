@@ -1,0 +1,117 @@
+"""`dgtrace report`: the trend in text, Markdown, JSON and HTML."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import date
+
+import polars as pl
+import pytest
+
+from analyzer.batch.schemas import TREND
+from analyzer.report.trend import TREND_RENDERERS, TrendFormat, TrendReport, trend_figure
+
+
+def _report() -> TrendReport:
+    rows = pl.DataFrame(
+        {
+            "primary_db": ["hr", "sales", "hr"],
+            "day": [date(2024, 10, 23), date(2024, 10, 22), date(2024, 10, 22)],
+            "standby_db": ["hrdr", "salesdr", "hrdr"],
+            "writes": [400, 1200, 0],
+            "slow_writes": [16, 1, 0],
+            "total_p50_ms": [1.97, 1.9, None],
+            "total_p99_ms": [284.191, 5.6, None],
+            "total_max_ms": [468.456, 138.7, None],
+            "network_share": [0.104, 0.52, None],
+            "rfs_io_share": [0.888, 0.447, None],
+            "rfs_other_share": [0.008, 0.033, None],
+            "threshold_ms": [100.0, 100.0, 100.0],
+        },
+        schema=TREND,
+    )
+    return TrendReport("/data/dg", rows, date(2024, 10, 22), None, ("hr",))
+
+
+def _render(fmt: TrendFormat, report: TrendReport | None = None) -> str:
+    out = io.StringIO()
+    TREND_RENDERERS[fmt](report or _report(), out)
+    return out.getvalue()
+
+
+def test_text_lines_in_the_given_order() -> None:
+    text = _render(TrendFormat.TEXT).splitlines()
+    assert text[0].startswith("dgtrace report /data/dg: 3 configuration-days, 2024-10-22 .. 2024-10-23")
+    assert "slow: total >= 100 ms" in text[0]
+    assert text[2].split()[:3] == ["configuration", "day", "writes"]
+    rows = [line.split() for line in text[3:]]
+    assert rows[0] == [
+        "hr",
+        "->",
+        "hrdr",
+        "2024-10-23",
+        "400",
+        "16",
+        "4.0%",
+        "1.97",
+        "284.19",
+        "468.46",
+        "10%",
+        "89%",
+        "1%",
+    ]
+    assert rows[1][:4] == ["sales", "->", "salesdr", "2024-10-22"] and rows[1][4] == "1,200"
+    assert rows[2][5:] == ["0", "-", "-", "-", "-", "-", "-", "-"]  # a day without writes
+
+
+def test_markdown_table() -> None:
+    md = _render(TrendFormat.MARKDOWN).splitlines()
+    assert md[0].startswith("# dgtrace report /data/dg")
+    assert md[2].startswith("| configuration | day | writes |")
+    assert md[3].startswith("|---|---|---:|")
+    assert md[4] == "| hr -> hrdr | 2024-10-23 | 400 | 16 | 4.0% | 1.97 | 284.19 | 468.46 | 10% | 89% | 1% |"
+
+
+def test_json_document() -> None:
+    doc = json.loads(_render(TrendFormat.JSON))
+    assert (doc["since"], doc["until"], doc["dbs"]) == ("2024-10-22", None, ["hr"])
+    assert doc["days"][0] == {
+        "primary_db": "hr",
+        "day": "2024-10-23",
+        "standby_db": "hrdr",
+        "writes": 400,
+        "slow_writes": 16,
+        "total_p50_ms": 1.97,
+        "total_p99_ms": 284.191,
+        "total_max_ms": 468.456,
+        "network_share": 0.104,
+        "rfs_io_share": 0.888,
+        "rfs_other_share": 0.008,
+        "threshold_ms": 100.0,
+    }
+
+
+def test_html_one_plot_per_configuration() -> None:
+    pytest.importorskip("plotly")
+    page = _render(TrendFormat.HTML)
+    assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
+    assert page.count('id="trend-') == 2  # hr and sales
+    assert "hr -\\u003e hrdr: daily p99 and where the time went" in page  # the figure's title, in its JSON
+    assert "<td>hr -&gt; hrdr</td><td>2024-10-23</td><td class=num>400</td>" in page
+    assert "default-src 'none'" in page  # the page may fetch nothing
+
+
+def test_figure_days_in_order() -> None:
+    pytest.importorskip("plotly")
+    rows = _report().rows.filter(pl.col("primary_db") == "hr")
+    fig = trend_figure(rows, "hr")
+    assert [t.name for t in fig.data] == ["network %", "standby I/O %", "other RFS %", "p99 total (ms)"]
+    assert list(fig.data[3].x) == ["2024-10-22", "2024-10-23"]
+    assert list(fig.data[0].y) == [None, pytest.approx(10.4)]
+
+
+def test_no_rows() -> None:
+    empty = TrendReport("/d", _report().rows.clear())
+    assert _render(TrendFormat.TEXT, empty).startswith("dgtrace report /d: no configuration-day matches")
+    assert json.loads(_render(TrendFormat.JSON, empty))["days"] == []
