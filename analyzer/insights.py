@@ -11,7 +11,7 @@ import polars as pl
 
 from analyzer.events import shifted_entries
 from analyzer.results import Analysis
-from analyzer.schemas import COMPARISON, OBSERVED, SWITCHES, TIMELINE
+from analyzer.schemas import COMPARISON, OBSERVED, SWITCHES, TIMELINE, UTC
 from analyzer.summary import SLOWEST_ORDER, STAT_COLUMNS, component_stats, matched_only, slowest, time_shares
 from analyzer.vocab import TOTAL_AND_COMPONENTS, Component
 
@@ -61,7 +61,23 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
     seen = {"log_switch": "alert_at", "srl_selected": "srl_selected_at", "rfs_selected": "rfs_selected_at"}
     rows = (observed if observed is not None else pl.DataFrame(schema=OBSERVED)).select(OBSERVED.names())
     rows = rows.filter(pl.col("kind").is_in(list(seen)))
-    if writes.height and rows.height:
+    if not rows.height:  # the writes' switches alone
+        return (
+            inferred.select(
+                "thread",
+                "from_seq",
+                "to_seq",
+                at="inferred_at",
+                primary_db=pl.col("_db").replace("", None),
+                source=pl.lit("writes"),
+                inferred_at="inferred_at",
+            )
+            .with_columns(**{name: pl.lit(None, UTC) for name in ("alert_at", "srl_selected_at", "rfs_selected_at")})
+            .select(SWITCHES.names())
+            .cast(SWITCHES)
+            .sort("at", "thread", "primary_db", nulls_last=True)
+        )
+    if writes.height:
         margin = timedelta(seconds=OBSERVED_MARGIN_S)
         span = (writes["sent_at"].min() - margin, writes["sent_at"].max() + margin)  # type: ignore[operator]
         rows = rows.filter(pl.col("at").is_between(*span))

@@ -1,6 +1,6 @@
 """Throughput of `dgtrace analyze` on real 10046 foreground traces (MB/s), at this checkout and at a commit.
 
-    python scripts/bench_real.py [--real DIR] [--copies 12] [--runs 3] [--commit SHA]
+    python scripts/bench_real.py [--real DIR] [--copies 12] [--runs 3] [--commit SHA ...]
 
 The real traces (`../shared/real-traces` beside the repository by default; they are never copied
 into it) are small: each `*.trc` is written `--copies` times end to end into one file of a
@@ -95,7 +95,12 @@ def main() -> None:
     ap.add_argument("--real", type=Path, default=REAL)
     ap.add_argument("--copies", type=int, default=12)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--commit", default=None, help="also measure the analyzer of this commit (alternating runs)")
+    ap.add_argument(
+        "--commit",
+        action="append",
+        default=[],
+        help="also measure the analyzer of this commit (repeatable; runs alternate)",
+    )
     args = ap.parse_args()
     if not args.real.is_dir():
         raise SystemExit(f"{args.real}: no such folder (the real traces live beside the repository)")
@@ -103,9 +108,8 @@ def main() -> None:
         corpus = Path(tmp, "corpus")
         corpus.mkdir()
         build_corpus(args.real, args.copies, corpus)
-        codes = {"checkout": ROOT}
-        if args.commit:
-            codes = {args.commit: checkout(args.commit, Path(tmp, "code")), **codes}
+        codes = {commit: checkout(commit, Path(tmp, f"code-{n}")) for n, commit in enumerate(args.commit)}
+        codes["checkout"] = ROOT
         result = measure(corpus, codes, args.runs)
     for name, figures in result.items():
         print(f"{name:12s} " + "  ".join(f"{k} {v}" for k, v in figures.items()))
