@@ -11,10 +11,8 @@ script or the batch engine can stop after any stage. Nothing here prints.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import polars as pl
 
@@ -30,11 +28,11 @@ from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_
 from analyzer.links import Topology
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file
-from analyzer.results import Analysis, FileResult, Options, ProgressHook
+from analyzer.results import Analysis, FileResult, Options, ProgressHook, assume_common_zones
 from analyzer.schemas import empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
-from analyzer.spill import IN_MEMORY, Spill
+from analyzer.spill import IN_MEMORY, Spill, spill_directory
 from analyzer.transport import Destination, PlacementTally
 from analyzer.vocab import FileKind, Role
 from analyzer.zones import TimeZones
@@ -177,7 +175,9 @@ def _timed(batched: Batched, options: Options) -> tuple[pl.DataFrame, pl.DataFra
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:
-    """Match and attribute the exchanges of already-read files."""
+    """Match and attribute the exchanges of already-read files (files without a zone first take the
+    zone the others agree on)."""
+    files = assume_common_zones(files)
     return finish(files, skipped, options, match_sides(files, options))
 
 
@@ -193,10 +193,12 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
     if not sources:
         lost = [f"{s.label}: {s.reason}" for s in skipped if s.partial]
         why = f" ({len(lost)} input(s) could not be read; first: {lost[0]})" if lost else ""
+        if skipped and not lost:
+            why = f" ({len(skipped)} input(s) skipped; first: {skipped[0].label}: {skipped[0].reason})"
         raise NoInputError("no trace files found in " + ", ".join(paths) + why)
     # exchanges wait on disk between reading and matching: memory holds a batch, not the input
-    with tempfile.TemporaryDirectory(prefix="dgtrace-") as directory:
-        files = read_files(sources, options.zones, Spill(Path(directory)), progress)
+    with spill_directory() as spill:
+        files = read_files(sources, options.zones, spill, progress)
         return analyze_files(files, skipped, options)
 
 

@@ -61,6 +61,8 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
         sent_at=pl.coalesce("t1", "t2"),
         primary_line=pl.col("send_line"),
         standby_line=pl.col("recv_line"),
+        finished_line=pl.col("done_line"),
+        acked_line=pl.col("ack_line"),
         primary_host=pl.col("p_host"),
         standby_host=pl.col("s_host"),
         received_at=_refined("t2", "res2_us", "first_start", before=True),

@@ -137,6 +137,9 @@ def _event_rows(table: Table, section: str, wanted: dict[str, str], skipped: lis
             continue
         cells = row.cells
         cell = {role: cells[i] if i < len(cells) else "" for role, i in roles.items() if role}
+        if not any(value.strip() for role, value in cell.items() if role != "event"):
+            skipped.append(Skipped(table.title or section, row.line, f"{event}: a name without numbers"))
+            continue
         try:
             rows.append(
                 {
@@ -167,6 +170,9 @@ def _histogram_rows(table: Table, title: str, wanted: dict[str, str], skipped: l
         if event is None:
             continue
         cells = list(row.cells) + [""] * len(table.columns)
+        if not any(value.strip() for value in cells[1:]):
+            skipped.append(Skipped(title, row.line, f"{event}: a name without numbers"))
+            continue
         try:
             total = count(cells[waits])
             pcts = [plain(cells[i], 0.0) for i, *_ in bounds]  # a blank cell is "truly 0"

@@ -17,6 +17,7 @@ import polars as pl
 from analyzer.schemas import CLOCK, WRITES
 from analyzer.summary import matched_only
 from analyzer.units import elapsed_ms
+from analyzer.zones import for_host
 
 #: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
 BEST_SHARE = 0.05
@@ -95,7 +96,8 @@ def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = 
     per_write = _per_write(writes)
     rows = []
     for (p_host, s_host), group in _host_pairs(per_write):
-        given = overrides.get(str(s_host)) if s_host is not None else None
+        found = for_host(overrides, None if s_host is None else str(s_host))  # `stby01` names stby01.example
+        given = found[1] if found else None
         if given is not None:
             rows.append({"offset_ms": given, "bound_ms": 0.0, "writes_used": 0, "source": "--clock-offset"})
         else:
@@ -175,6 +177,7 @@ def merged_timeline(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     """
     offsets = clock.select("primary_host", "standby_host", _off="offset_ms")
     columns = ["thread", "seq", "msgid", "primary_file", "standby_file", "primary_line", "standby_line"]
+    columns += ["finished_line", "acked_line"]
     both = matched_only(writes, *CLOCK_COLUMNS, *columns).join(
         offsets, on=["primary_host", "standby_host"], how="left", nulls_equal=True
     )
@@ -182,8 +185,8 @@ def merged_timeline(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     sides = {
         "send": (pl.col("sent_at"), "primary_host", "primary_file", pl.col("primary_line")),
         "receive": (pl.col("received_at") - shift, "standby_host", "standby_file", pl.col("standby_line")),
-        "finish": (pl.col("finished_at") - shift, "standby_host", "standby_file", pl.lit(None, pl.Int64)),
-        "ack": (pl.col("acked_at"), "primary_host", "primary_file", pl.lit(None, pl.Int64)),
+        "finish": (pl.col("finished_at") - shift, "standby_host", "standby_file", pl.col("finished_line")),
+        "ack": (pl.col("acked_at"), "primary_host", "primary_file", pl.col("acked_line")),
     }
     parts = [
         both.select(

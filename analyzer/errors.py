@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from enum import IntEnum
 
 
@@ -17,8 +18,19 @@ class ExitCode(IntEnum):
     NO_INPUT = 3
     #: a bug in dgtrace (the message says so; --debug shows the traceback)
     INTERNAL = 4
+    #: a temporary file could not be written (full disk, no permission); the message names it
+    TEMP_FILES = 5
     #: `dgtrace batch`: another run is writing the same dataset (try again later)
-    BUSY = 5
+    BUSY = 7
+    #: the report could not be written (a folder that does not exist, no permission, a full disk); an
+    #: earlier report of that name is kept and no partial file is left
+    OUTPUT = 6
+    #: stopped by SIGHUP, SIGINT (Ctrl-C) or SIGTERM: 128 + the signal number, temporary files removed
+    HANGUP = 129
+    INTERRUPTED = 130
+    TERMINATED = 143
+    #: the reader of the report went away (`| head`): 128 + SIGPIPE, as a shell reports a killed writer
+    BROKEN_PIPE = 141
 
 
 class AnalyzerError(Exception):
@@ -40,7 +52,7 @@ class NoInputError(AnalyzerError):
 
 
 class LimitExceeded(AnalyzerError):
-    """A safety limit (decompressed bytes, ratio, depth, member count) stopped one input."""
+    """A safety limit (decompressed bytes, ratio, depth, member count, time) stopped one input."""
 
     exit_code = ExitCode.PARTIAL
 
@@ -52,3 +64,36 @@ class CorruptInput(AnalyzerError):
     """
 
     exit_code = ExitCode.PARTIAL
+
+
+class TempFileError(AnalyzerError):
+    """A temporary file could not be written (full disk, quota, permission); nothing partial is left."""
+
+    exit_code = ExitCode.TEMP_FILES
+
+
+class Interrupted(BaseException):
+    """A stop signal (SIGINT, SIGTERM, SIGHUP) arrived: unwind, remove temporary files, exit 128 + signal.
+
+    A BaseException, like KeyboardInterrupt, so that no `except Exception` on the way swallows it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal number, as shells report a process killed by it."""
+        return 128 + self.signum
+
+    @property
+    def message(self) -> str:
+        """The one line printed on stderr."""
+        return "interrupted" if self.signum == signal.SIGINT else f"stopped by {signal.Signals(self.signum).name}"
+
+
+class OutputError(AnalyzerError):
+    """The report could not be written where it was asked for; the message names the file and why."""
+
+    exit_code = ExitCode.OUTPUT

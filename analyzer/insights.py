@@ -27,6 +27,8 @@ CLUSTER_LIFT = 3.0
 MAJOR_SHARE = 0.4
 #: the MAA paper's redo log sizing target: a log lasts at least this long at the peak redo rate
 LOG_MINUTES = 20
+#: a recommendation drawn from fewer slow writes than this says it is only a hint
+FEW_SLOW = 10
 
 
 #: alert-log switches and standby redo log selections count when this close (s) to the writes' time span
@@ -391,8 +393,13 @@ def _component_metrics(writes: pl.DataFrame, component: str, share: float) -> di
     }
 
 
+def few(slow: int) -> str:
+    """`From 2 slow writes only, treat as a hint: ` when there are fewer than FEW_SLOW, else ""."""
+    return f"From {plural(slow, 'slow write')} only, treat as a hint: " if slow < FEW_SLOW else ""
+
+
 def _component_evidence(component: str, m: Mapping[str, Any], threshold_ms: float) -> str:
-    return (
+    return few(m["slow_writes"]) + (
         f"{Component(component).label} was {m['share']:.0%} of slow-write time ({m['component_ms']:,.1f} of"
         f" {m['slow_total_ms']:,.1f} ms over {plural(m['slow_writes'], 'write')} >= {threshold_ms:g} ms)"
         f" and the largest part of {m['largest_in']} of them; over all writes its p50 is {m['p50_ms']:,.3f} ms, p99"
@@ -412,7 +419,7 @@ def _version_note(versions: Collection[str]) -> str:
 
 def _redo_log_size(sw: SwitchAnalysis) -> Recommendation:
     near, rest = sw.comparison.row(0, named=True), sw.comparison.row(1, named=True)
-    evidence = (
+    evidence = few(sw.slow_near + sw.slow_elsewhere) + (
         f"{sw.slow_near} of {plural(sw.slow_near + sw.slow_elsewhere, 'slow write')} were sent"
         f" within {sw.window_s:.3g} s of one of {sw.switches.height} log switch(es);"
         f" {near['slow_rate']:.0%} of the writes near a switch were slow against {rest['slow_rate']:.1%} elsewhere;"

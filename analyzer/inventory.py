@@ -5,6 +5,7 @@ The findings are the caveats every report prints (`analyzer.report.model.notes` 
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ import polars as pl
 from analyzer.results import Analysis, FileResult
 from analyzer.schemas import INVENTORY
 from analyzer.vocab import Role
+from analyzer.zones import ASSUMED_COMMON, ASSUMED_UTC
 
 
 def _threads(files: list[FileResult], role: Role) -> set[int]:
@@ -111,12 +113,22 @@ def findings(a: Analysis) -> list[str]:
         out.append("no LGWR trace with long-write warnings: warnings cannot be tied to remote writes")
     out += [f"{f.source.label}: {f.reduced.tim.warning}" for f in a.files if f.reduced.tim.warning]
     out += _coverage_findings(a)
-    assumed = [f for f in a.files if f.reduced.zone.startswith("assumed")]
+    assumed = [f for f in a.files if f.reduced.zone == ASSUMED_UTC]
     if assumed:
         out.append(
             f"{len(assumed)} file(s) have no time zone and none was given (--tz): "
             "UTC assumed for display; durations are unaffected"
         )
+    common = Counter(
+        f.reduced.zone
+        for f in a.files
+        if f.reduced.zone.startswith(ASSUMED_COMMON + " ") and f.reduced.zone != ASSUMED_UTC
+    )
+    out += [
+        f"{n} file(s) have no time zone and none was given (--tz): {zone.removesuffix(' (no zone in the file)')}"
+        " (one configuration is nearly always in one zone; give --tz HOST=ZONE if not)"
+        for zone, n in sorted(common.items())
+    ]
     out += _gap_findings(a.gaps)
     out += _trcsess_findings(a.files)
     out += _bad_byte_findings(a.files)

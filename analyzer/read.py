@@ -1,12 +1,21 @@
 """Read stage: a source's bytes -> numbered lines, in bounded chunks, never failing on bad bytes.
 
 Lines are decoded as UTF-8 with undecodable bytes replaced (Oracle traces carry Latin-1 SQL
-text); CR before LF is dropped; a line longer than `MAX_LINE_CHARS` is cut. Problems found on
-the way are counted in `ReadStats` so the coverage report can show them.
+text); CR before LF is dropped; a line longer than `MAX_LINE_CHARS` is cut. What the first
+64 KiB of text say is applied to the whole stream: a byte-order mark (UTF-8, UTF-16, UTF-32) or
+the zero bytes of BOM-less UTF-16 choose the decoding, and CR without any LF means classic Mac
+OS line ends. NUL bytes (the zero-filled blocks a crash leaves in a file) are removed, so that
+the lines around them are kept with their numbers. Everything done on the way is counted in
+`ReadStats`, which the coverage report shows.
+
+A chunk holds at most `CHUNK_BYTES` bytes and `CHUNK_LINES` lines, so memory follows the chunk
+size whatever the line structure (a file of empty lines, one endless line).
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -14,14 +23,20 @@ from typing import BinaryIO
 import polars as pl
 
 from analyzer.errors import AnalyzerError
+from analyzer.sniff import ENCODING_SAMPLE, SNIFF_BYTES, encoding_of
+from analyzer.spill import check_stop
 
 CHUNK_BYTES = 16 * 1024 * 1024
+#: lines per chunk at most (a 16 MB chunk of trace text has ~240k): an empty line costs the
+#: read and parse stages ~80 bytes, so a chunk of them stays near 40 MB
+CHUNK_LINES = 512 * 1024
 #: bytes asked of the stream at a time (what a broken stream can lose)
 READ_BYTES = 64 * 1024
 #: longer lines are cut here (a trace line is < 1 KB; megabyte lines are binary junk)
 MAX_LINE_CHARS = 64 * 1024
 MAX_LINE_BYTES = 4 * MAX_LINE_CHARS
 REPLACEMENT = "\ufffd"
+_NULS = re.compile(b"\x00+")
 
 
 @dataclass
@@ -39,43 +54,160 @@ class ReadStats:
     #: set when reading stopped early (limit, corrupt member); the lines before it are kept
     error: str | None = None
     bad_lines: list[int] = field(default_factory=list)
+    #: the encoding the bytes were decoded from: utf-8, utf-16-le/-be or utf-32-le/-be
+    encoding: str = "utf-8"
+    #: a byte-order mark opened the stream (removed before the first line)
+    bom: bool = False
+    #: lines ended by a CR alone (classic Mac OS line ends), read as line ends
+    cr_lines: int = 0
+    #: runs of NUL bytes removed (their bytes are in `nul_bytes`)
+    nul_runs: int = 0
+
+    def repairs(self) -> list[str]:
+        """What was done to read this source, in words (empty for a clean UTF-8 file)."""
+        out = []
+        if self.encoding != "utf-8":
+            how = "its byte-order mark" if self.bom else "the zero bytes of every other position"
+            out.append(f"decoded from {self.encoding.upper()} ({how})")
+        elif self.bom:
+            out.append("UTF-8 byte-order mark removed")
+        if self.cr_lines:
+            out.append(f"{self.cr_lines:,} line(s) ended by CR alone (classic Mac OS) read as line ends")
+        if self.nul_bytes:
+            out.append(f"{self.nul_bytes:,} NUL byte(s) in {self.nul_runs:,} run(s) removed")
+        return out
+
+    def details(self) -> dict[str, object]:
+        """The reader's repairs as coverage fields (the README's output contract)."""
+        return {
+            "encoding": self.encoding,
+            "bom": self.bom,
+            "cr_lines": self.cr_lines,
+            "nul_bytes": self.nul_bytes,
+            "nul_runs": self.nul_runs,
+            "repairs": self.repairs(),
+        }
 
 
-def read_lines(stream: BinaryIO, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
-    """Yield frames of (line, text) with 1-based line numbers, each about `chunk_bytes` long.
+class _Text:
+    """Turns the stream's bytes into UTF-8 lines ending in LF (or CRLF), counting what it did.
+
+    The encoding is chosen from the first `ENCODING_SAMPLE` raw bytes and the line ends from
+    the first `SNIFF_BYTES` of text, whatever sizes the stream is read in, so the same bytes
+    always give the same lines.
+    """
+
+    def __init__(self, stats: ReadStats) -> None:
+        self.stats = stats
+        self._raw: list[bytes] | None = []  # raw bytes held until the encoding is chosen (then None)
+        self._raw_size = 0
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._text: list[bytes] | None = []  # text held until the line ends are chosen (then None)
+        self._text_size = 0
+        self._cr_mode = False
+        self._held_cr = False  # the text so far ends with a CR whose LF may come next
+        self._in_nul = False  # the text so far ends inside a run of NUL bytes
+
+    def feed(self, raw: bytes, *, final: bool = False) -> bytes:
+        """The text of the next raw bytes (possibly empty while the first bytes are held)."""
+        if self._raw is not None:
+            self._raw.append(raw)
+            self._raw_size += len(raw)
+            if self._raw_size < ENCODING_SAMPLE and not final:
+                return b""
+            head, self._raw = b"".join(self._raw), None
+            raw = self._start(head, *encoding_of(head))
+        text = self._decode(raw, final)
+        if b"\x00" in text:
+            text = self._drop_nuls(text)
+        elif text:
+            self._in_nul = False
+        if self._text is not None:
+            self._text.append(text)
+            self._text_size += len(text)
+            if self._text_size < SNIFF_BYTES and not final:
+                return b""
+            text, self._text = b"".join(self._text), None
+            self._cr_mode = b"\r" in text and b"\n" not in text
+        return self._line_ends(text, final) if self._cr_mode else text
+
+    def _start(self, head: bytes, encoding: str, bom: int) -> bytes:
+        self.stats.encoding, self.stats.bom = encoding, bom > 0
+        if encoding != "utf-8":
+            self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        return head[bom:]
+
+    def _decode(self, raw: bytes, final: bool) -> bytes:
+        if self._decoder is None:
+            return raw
+        return self._decoder.decode(raw, final).encode("utf-8", errors="replace")
+
+    def _drop_nuls(self, text: bytes) -> bytes:
+        runs = len(_NULS.findall(text)) - int(self._in_nul and text.startswith(b"\x00"))
+        self.stats.nul_runs += runs
+        self.stats.nul_bytes += text.count(b"\x00")
+        self._in_nul = text.endswith(b"\x00")
+        return text.replace(b"\x00", b"")
+
+    def _line_ends(self, text: bytes, final: bool) -> bytes:
+        """Classic Mac OS line ends: a CR alone ends a line (a CRLF stays one line end)."""
+        if self._held_cr:
+            text, self._held_cr = b"\r" + text, False
+        if text.endswith(b"\r") and not final:
+            text, self._held_cr = text[:-1], True
+        crlf = text.count(b"\r\n")
+        self.stats.crlf_lines += crlf
+        self.stats.cr_lines += text.count(b"\r") - crlf
+        return text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+def read_lines(
+    stream: BinaryIO, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES, chunk_lines: int = CHUNK_LINES
+) -> Iterator[pl.DataFrame]:
+    """Yield frames of (line, text) with 1-based line numbers, each about `chunk_bytes` long
+    and at most about `chunk_lines` lines.
 
     The stream is read in blocks of at most `READ_BYTES`, so when it breaks (a limit, a
     truncated archive, an I/O error) only the block being read is lost: the error goes to
     `stats.error` and every complete line read before it is still yielded.
     """
+    text = _Text(stats)
+    step = min(READ_BYTES, chunk_bytes)
     pending: list[bytes] = []
-    size = 0
+    size = lines = 0
     skipping = False  # inside the cut-off tail of an over-long line
-    while True:
+    done = False
+    while not done:
+        check_stop()
         try:
-            block = stream.read(min(READ_BYTES, chunk_bytes))
+            raw = stream.read(step)
         except (AnalyzerError, OSError, EOFError) as err:
             stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
-            break
-        if not block:
-            break
-        stats.bytes += len(block)
-        if skipping:
-            end = block.find(b"\n")
-            if end < 0:
+            raw = b""
+        done = not raw
+        stats.bytes += len(raw)
+        released = text.feed(raw, final=done)
+        # the first bytes are held back until the encoding and line ends are known: cut them as
+        # if they had come in blocks of the usual size
+        for start in range(0, len(released), step):
+            block = released[start : start + step]
+            if skipping:
+                end = block.find(b"\n")
+                if end < 0:
+                    continue
+                block, skipping = block[end + 1 :], False
+            pending.append(block)
+            size += len(block)
+            lines += block.count(b"\n")
+            if size < chunk_bytes and lines < chunk_lines:
                 continue
-            block, skipping = block[end + 1 :], False
-        pending.append(block)
-        size += len(block)
-        if size < chunk_bytes:
-            continue
-        lines, rest = _complete_lines(pending)
-        if lines:
-            yield _to_frame(lines, stats)
-        elif len(rest) > MAX_LINE_BYTES:  # no newline for megabytes: binary junk
-            yield _to_frame(rest[:MAX_LINE_BYTES] + b"\n", stats)
-            rest, skipping = b"", True
-        pending, size = ([rest], len(rest)) if rest else ([], 0)
+            complete, rest = _complete_lines(pending)
+            if complete:
+                yield _to_frame(complete, stats)
+            elif len(rest) > MAX_LINE_BYTES:  # no newline for megabytes: binary junk
+                yield _to_frame(rest[:MAX_LINE_BYTES] + b"\n", stats)
+                rest, skipping = b"", True
+            pending, size, lines = ([rest], len(rest), rest.count(b"\n")) if rest else ([], 0, 0)
     if pending:
         data = b"".join(pending)
         if not data.endswith(b"\n"):
@@ -125,8 +257,6 @@ def _to_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
     """Numbered lines of a block that ends with a newline."""
     if b"\r" in data:  # `in` is a memchr; counting only when needed keeps clean files fast
         stats.crlf_lines += data.count(b"\r\n")
-    if b"\x00" in data:
-        stats.nul_bytes += data.count(b"\x00")
     all_ascii = data.isascii()  # no bad bytes then, and the strict UTF-8 reader is faster than the lossy one
     text = _decode(data, all_ascii=all_ascii)
     first = stats.lines + 1

@@ -49,7 +49,7 @@ from analyzer.streams import Streams
 from analyzer.tim import TimClock, anchor_rows, read_tim
 from analyzer.units import format_offset
 from analyzer.vocab import BACKWARD_KINDS, FORWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
-from analyzer.zones import TimeZones, to_utc, utc_columns, zone_lines
+from analyzer.zones import TimeZones, Zone, to_utc, utc_columns, value_to_utc, zone_lines
 
 #: columns of a message that its exchange keeps, as a_<column> (opening) and b_<column> (closing)
 PAYLOAD = ["line", "ord", "zkey", "local", "res_us"]
@@ -72,7 +72,7 @@ class Exchanges:
     label: str = ""
     #: the file's ISO ADR lines (see `zone_lines`) and the offset used without them
     zones: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ZONE_LINES))
-    fallback_min: int = 0
+    fallback_min: Zone = 0
     tim: TimClock = field(default_factory=lambda: TimClock("none"))
     #: the pieces already have schema EXCHANGES (writes paired across the segments of a process)
     finished: bool = False
@@ -432,11 +432,9 @@ def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:
 
 
 def _span(
-    low: datetime | None, high: datetime | None, zones: pl.DataFrame, fallback: int
+    low: datetime | None, high: datetime | None, zones: pl.DataFrame, fallback: Zone
 ) -> tuple[datetime | None, datetime | None]:
     if low is None or high is None:
         return None, None
-    offset = int(zones["utc_offset_min"][0]) if zones.height else fallback
-    frame = pl.DataFrame({"t": [low, high]}, schema={"t": pl.Datetime("us")})
-    utc = frame.select((pl.col("t") - pl.duration(minutes=offset)).dt.replace_time_zone("UTC").cast(UTC))["t"]
-    return utc[0], utc[1]
+    zone = int(zones["utc_offset_min"][0]) if zones.height else fallback
+    return value_to_utc(low, zone), value_to_utc(high, zone)

@@ -7,7 +7,7 @@ renderers: none of them needs the pipeline itself to know these types.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import polars as pl
@@ -22,7 +22,7 @@ from analyzer.reduce import ReducedFile
 from analyzer.schemas import CLOCK, DESTINATIONS, GAPS, UNPARSED, WRITES, empty
 from analyzer.sources import Skipped, Source
 from analyzer.transport import WaitPlacement
-from analyzer.zones import TimeZones
+from analyzer.zones import ASSUMED_UTC, TimeZones, Zone, assumed_zones, offset_at, reread_utc, value_to_utc
 
 #: a write is slow when its total reaches this (ms)
 DEFAULT_THRESHOLD_MS = 100.0
@@ -127,6 +127,7 @@ def coverage(files: list[FileResult]) -> pl.DataFrame:
                 "cut_lines": f.stats.cut_lines,
                 "unterminated_last_line": f.stats.unterminated_last_line,
                 "read_error": f.stats.error,
+                **f.stats.details(),  # encoding, byte-order mark, CR line ends, NUL runs: what the reader repaired
             }
         )
     return pl.DataFrame(rows) if rows else pl.DataFrame()
@@ -136,3 +137,46 @@ def unparsed(files: list[FileResult]) -> pl.DataFrame:
     """Every unparsed line of every file, with its file label."""
     frames = [f.parsed.tables["unparsed"].with_columns(file=pl.lit(f.source.label)) for f in files]
     return pl.concat(frames) if frames else empty(UNPARSED).with_columns(file=pl.lit(None, pl.String))
+
+
+def known_zones(f: FileResult) -> frozenset[Zone] | None:
+    """The zones a file's stamps were read in: its ISO lines' offsets, else its zone from --tz or
+    from epoch tim; None when UTC was only assumed."""
+    exchanges = f.reduced.exchanges
+    if exchanges.zones.height:
+        return frozenset(int(m) for m in exchanges.zones["utc_offset_min"].unique())
+    return None if f.reduced.zone == ASSUMED_UTC else frozenset([exchanges.fallback_min])
+
+
+def assume_common_zones(files: list[FileResult]) -> list[FileResult]:
+    """Files without any zone read in the zone the other files agree on (`zones.assumed_zones`)."""
+    decided = assumed_zones([(f.reduced.info.host, known_zones(f)) for f in files])
+    return [f if d is None else with_zone(f, *d) for f, d in zip(files, decided, strict=True)]
+
+
+def with_zone(f: FileResult, zone: Zone, source: str) -> FileResult:
+    """A file that was read as UTC (no zone in it, none given), read again in `zone`: every time
+    taken from its stamps; a counter `tim` anchored to them moves with them."""
+    r = f.reduced
+    shift_us = 0
+    tim = r.tim
+    if tim.kind == "counter" and tim.offset_us is not None and r.first_at is not None:
+        shift_us = offset_at(zone, r.first_at.replace(tzinfo=None)) * 60_000_000
+        tim = replace(tim, offset_us=tim.offset_us - shift_us)
+
+    def local(at: datetime | None) -> datetime | None:
+        return None if at is None else value_to_utc(at.replace(tzinfo=None), zone)
+
+    reduced = replace(
+        r,
+        exchanges=replace(r.exchanges, fallback_min=zone, tim=tim),
+        pending=r.pending.with_columns(reread_utc("at", zone)),
+        unmatched=r.unmatched.with_columns(reread_utc("at", zone)),
+        lgwr=r.lgwr.with_columns(reread_utc("at", zone)) if "at" in r.lgwr.columns else r.lgwr,
+        boundary_waits=r.boundary_waits.with_columns(pl.col("tim") - shift_us),
+        zone=source,
+        first_at=local(r.first_at),
+        last_at=local(r.last_at),
+        tim=tim,
+    )
+    return replace(f, reduced=reduced)

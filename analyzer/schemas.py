@@ -123,7 +123,8 @@ PARSE_TABLES = {
 #: a file's ISO ADR lines: where its UTC offset changes (analyzer.zones)
 ZONE_LINES = schema(zone_line=pl.Int64, utc_offset_min=pl.Int32)
 #: one tim anchor: an ADR line (its naive local time and zone, if any) and the tim of the first WAIT after it
-ANCHORS = schema(line=pl.Int64, local=US, utc_offset_min=pl.Int32, tim=pl.Int64)
+#: `wait_line`: the WAIT line anchored to the ADR line `line` (right after it, or further on)
+ANCHORS = schema(line=pl.Int64, local=US, utc_offset_min=pl.Int32, tim=pl.Int64, wait_line=pl.Int64)
 
 #: a message after stamp association, while its file is read (naive local time; `zkey` is the
 #: line whose time zone applies: its stamp's, else its own)
@@ -215,6 +216,9 @@ WRITES = schema(
     primary_db=CAT,
     standby_db=CAT,
     transport=CAT,
+    #: the `Server finished` line (in standby_file) and the `Client received` line (in primary_file)
+    finished_line=pl.Int64,
+    acked_line=pl.Int64,
 )
 #: the writes' columns that name their link (`analyzer.links`): the databases at both ends and the
 #: link's transport (SYNC, FASTSYNC; ASYNC shipments are a table of their own)

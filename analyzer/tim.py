@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from analyzer.schemas import ANCHORS
+from analyzer.zones import Zone, local_to_utc
 
 #: a tim within this much of the ADR wall clock (any zone) is Unix-epoch microseconds
 EPOCH_WINDOW_US = 26 * 3600 * 1_000_000
@@ -54,12 +55,16 @@ def anchor_rows(waits: pl.DataFrame, adr: pl.DataFrame) -> tuple[pl.DataFrame, p
     return paired.filter(found).select(ANCHORS.names()).cast(ANCHORS), pending
 
 
-def read_tim(anchors: pl.DataFrame, has_waits: bool, zone_min: int, zone_known: bool) -> TimClock:
-    """Tell epoch from counter tim, fit the unit, and anchor it to UTC (`anchors`: see `anchor_rows`)."""
+def read_tim(anchors: pl.DataFrame, has_waits: bool, zone: Zone, zone_known: bool) -> TimClock:
+    """Tell epoch from counter tim, fit the unit, and anchor it to UTC (`anchors`: see `anchor_rows`;
+    `zone`: that of ADR lines without an offset)."""
+    iso = pl.col("local").dt.epoch("us") - pl.col("utc_offset_min").cast(pl.Int64) * 60_000_000
     pairs = anchors.select(
-        adr_utc_us=pl.col("local").dt.epoch("us")
-        - pl.col("utc_offset_min").cast(pl.Int64).fill_null(zone_min) * 60_000_000,
+        adr_utc_us=pl.when(pl.col("utc_offset_min").is_not_null())
+        .then(iso)
+        .otherwise(local_to_utc(pl.col("local"), zone).dt.epoch("us")),
         tim=pl.col("tim"),
+        tight=pl.col("wait_line") == pl.col("line") + 1,
     )
     if not pairs.height:
         return TimClock("unanchored" if has_waits else "none")
@@ -73,11 +78,18 @@ def read_tim(anchors: pl.DataFrame, has_waits: bool, zone_min: int, zone_known: 
 
 
 def _unit(pairs: pl.DataFrame) -> tuple[float, str | None]:
-    """1.024 when tim runs 1000/1024 slow against the ADR lines, with a warning; else 1.0."""
+    """1.024 when tim runs 1000/1024 slow against the ADR lines, with a warning; else 1.0.
+
+    The slope comes from the tight anchors (the WAIT line right after its ADR line, so both were
+    written at the same moment) when there are enough of them, else from all anchors.
+    """
+    tight = pairs.filter("tight")
+    if tight.height >= 3 and tight.select(pl.col("tim").max() - pl.col("tim").min()).item() >= MIN_SPAN_US:
+        pairs = tight
     span = pairs.select(pl.col("tim").max() - pl.col("tim").min()).item()
     if pairs.height < 3 or span < MIN_SPAN_US:
         return 1.0, None
-    slope = pairs.select(pl.cov("adr_utc_us", "tim") / pl.col("tim").var()).item()
+    slope = _robust_slope(pairs)
     if abs(slope - BUG_FACTOR) < SLOPE_TOLERANCE:
         return (
             BUG_FACTOR,
@@ -86,6 +98,22 @@ def _unit(pairs: pl.DataFrame) -> tuple[float, str | None]:
     if abs(slope - 1.0) > SLOPE_TOLERANCE:
         return 1.0, f"tim and the wall clock disagree: {slope:.4f} wall seconds per tim second"
     return 1.0, None
+
+
+def _robust_slope(pairs: pl.DataFrame) -> float:
+    """Wall seconds per tim second: the median slope between each anchor and the anchor half the
+    anchors later (in tim order). A few biased anchors move only their own pairs: the session-start
+    ADR line, written before the idle wait whose end is its anchor, is off by that whole wait."""
+    ordered = pairs.sort("tim")
+    half = ordered.height // 2
+    early, late = ordered.head(ordered.height - half), ordered.tail(half)
+    slopes = pl.DataFrame(
+        {
+            "d_adr": late["adr_utc_us"] - early["adr_utc_us"].head(half),
+            "d_tim": late["tim"] - early["tim"].head(half),
+        }
+    ).filter(pl.col("d_tim") > 0)
+    return float(slopes.select((pl.col("d_adr") / pl.col("d_tim")).median()).item())
 
 
 def _zone(pairs: pl.DataFrame) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, tzinfo
 
 import polars as pl
 
@@ -52,23 +52,31 @@ def elapsed_ms(end: str, start: str) -> pl.Expr:
 
 
 def parse_clock_offsets(specs: list[str]) -> dict[str, float]:
-    """`--clock-offset HOST=MS` values -> {host: ms}."""
+    """`--clock-offset HOST=MS` values -> {host: ms}.
+
+    Raises:
+        UsageError: not HOST=MS, an empty host, or one host given twice with different values.
+    """
     out: dict[str, float] = {}
     for spec in specs:
         host, sep, value = spec.rpartition("=")
+        host = host.strip()
         try:
-            out[host] = float(value)
+            ms = float(value)
         except ValueError:
             host = ""
-        if not sep or not host:
+        if not sep or not host or ms != ms or abs(ms) == float("inf"):
             raise UsageError(f"bad --clock-offset {spec!r}: use HOST=MS, e.g. stby01=-2500")
+        if out.get(host, ms) != ms:
+            raise UsageError(f"--clock-offset given twice for host {host} ({out[host]:g} and {ms:g} ms)")
+        out[host] = ms
     return out
 
 
-def parse_instant(text: str, default_offset_min: int | None, option: str = "--since") -> datetime:
+def parse_instant(text: str, default_zone: tzinfo | None, option: str = "--since") -> datetime:
     """ISO-8601 with or without offset (`2014-12-02T08:46:30-07:00`, `2014-12-02 08:46:30`) -> UTC.
 
-    A time without an offset is local time at `default_offset_min` (the `--tz` offset), else UTC.
+    A time without an offset is local time in `default_zone` (the `--tz` zone), else UTC.
     """
     raw = text.strip().replace("Z", "+00:00").replace("z", "+00:00")
     try:
@@ -78,5 +86,5 @@ def parse_instant(text: str, default_offset_min: int | None, option: str = "--si
             f"{option}: cannot read {text!r}; write e.g. 2024-12-09T06:43:00 or 2024-12-09T06:43:00+08:00"
         ) from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone(timedelta(minutes=default_offset_min or 0)))
+        when = when.replace(tzinfo=default_zone or UTC)
     return when.astimezone(UTC)

@@ -424,3 +424,14 @@ def test_junk_text_between_html_lines_keeps_the_rows(junk: list[str], data: st.D
     assert _without_line(mixed.events) == _without_line(clean.events)
     assert _without_line(mixed.histogram) == _without_line(clean.histogram)
     assert (_head(mixed), _window(mixed)) == (_head(clean), _window(clean))
+
+
+def test_an_event_name_without_numbers_is_skipped_with_its_reason() -> None:
+    """A line holding only an event's name (a wrapped or damaged row) gives no row of nulls."""
+    lines = (FIXTURES / "awr-19c-primary.txt").read_text(encoding="utf-8").splitlines()
+    ruler = next(i for i, t in enumerate(lines) if t.startswith("-------------------------- ---"))
+    clean = parse_awr("\n".join(lines), "r.txt")
+    lines.insert(ruler + 1, "RFS write")
+    mixed = parse_awr("\n".join(lines), "r.txt")
+    assert _without_line(mixed.events) == _without_line(clean.events)
+    assert any(s.line == ruler + 2 and s.reason == "RFS write: a name without numbers" for s in mixed.skipped)

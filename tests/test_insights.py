@@ -251,7 +251,9 @@ def test_standby_io_calls_for_standby_redo_logs_and_fast_sync() -> None:
     srl, fast = recs["standby-redo-logs"], recs["fast-sync"]
     assert "single member" in srl.advice and "fastest available disk group" in srl.advice
     assert "SYNC NOAFFIRM" in fast.title and "data loss" in fast.advice  # the trade-off is stated
-    assert srl.evidence.startswith("standby I/O (RFS write) was 90% of slow-write time (360.0 of 400.0 ms over 2")
+    assert srl.evidence.startswith(
+        "From 2 slow writes only, treat as a hint: standby I/O (RFS write) was 90% of slow-write time (360.0 of 400.0"
+    )
     assert srl.metrics["share"] == 0.9
     assert (srl.metrics["slow_writes"], srl.metrics["largest_in"]) == (2, 2)
 
@@ -267,7 +269,7 @@ def test_network_calls_for_socket_buffers_sdu_and_the_path() -> None:
     assert list(recs) == ["network"]
     advice = recs["network"].advice
     assert "3 x the bandwidth-delay product" in advice and "SDU=65535" in advice and "network path" in advice
-    assert recs["network"].evidence.startswith("network was 90% of slow-write time")
+    assert recs["network"].evidence.startswith("From 2 slow writes only, treat as a hint: network was 90% of")
 
 
 def test_rfs_other_calls_for_standby_cpu() -> None:
@@ -315,6 +317,16 @@ def test_clustered_switches_call_for_larger_redo_logs() -> None:
 def test_unclustered_switches_do_not_call_for_larger_redo_logs() -> None:
     writes = steady(600, 60, slow_at={30, 90, 150, 210, 270}, **SLOW_IO)
     assert "redo-log-size" not in recommend(writes)
+
+
+def test_a_recommendation_from_enough_slow_writes_is_no_mere_hint() -> None:
+    """Ten slow writes or more: the evidence stands without the small-sample warning; fewer: it says so."""
+    rows = [row(i, float(i)) for i in range(10)]
+    rows += [row(i, float(i), network=180.0, rfs_io=15.0, rfs_other=5.0) for i in range(20, 20 + insights.FEW_SLOW)]
+    evidence = recommend(frame(rows))["network"].evidence
+    assert evidence.startswith("network was 90% of slow-write time") and "hint" not in evidence
+    one = recommend(frame([*rows[:10], rows[10]]))["network"].evidence
+    assert one.startswith("From 1 slow write only, treat as a hint: ")
 
 
 # --- several configurations, Fast Sync ---

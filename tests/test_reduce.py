@@ -94,8 +94,9 @@ def test_tz_option_per_host_then_default_then_assumed_utc() -> None:
     ]
     per_host = reduced(lines, zones=TimeZones(default_min=60, per_host={"prim01": -420}))
     assert per_host.pending["at"][0] == datetime(2014, 12, 2, 15, 46, 34, 598000, tzinfo=UTC)
-    assert per_host.zone == "--tz prim01="
+    assert per_host.zone == "--tz prim01=-07:00"
     default = reduced(lines, zones=TimeZones(default_min=60))
+    assert reduced(lines, zones=TimeZones(default_min=60)).zone == "--tz +01:00"
     assert default.pending["at"][0] == datetime(2014, 12, 2, 7, 46, 34, 598000, tzinfo=UTC)
     assumed = reduced(lines)
     assert assumed.zone.startswith("assumed UTC")

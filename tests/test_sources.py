@@ -20,7 +20,7 @@ import pytest
 import zstandard
 
 from analyzer import archives
-from analyzer.errors import CorruptInput, ExitCode, UsageError
+from analyzer.errors import CorruptInput, ExitCode, LimitExceeded, UsageError
 from analyzer.sources import Limits, Skipped, Source, discover
 from tests.conftest import zip_bytes
 
@@ -30,6 +30,7 @@ COMPRESS: dict[str, Callable[[bytes], bytes]] = {
     ".xz": lzma.compress,
     ".zst": lambda data: zstandard.ZstdCompressor().compress(data),
 }
+NOT_TRACE = "not a trace file (*.trc) or alert log (alert_*.log) by its name"
 MAP_REASON = "trace map (.trm) file: ADR metadata, nothing to parse"
 TRACE = b"Trace file /u01/app/oracle/diag/rdbms/cdb1/cdb1/trace/cdb1_lgwr_1234.trc\nline 2\n"
 
@@ -81,13 +82,20 @@ def test_a_folder_is_walked_recursively_and_non_traces_are_listed(tmp_path: Path
     write(tmp_path / "up" / "alert_cdb1.log", b"alert")
     write(tmp_path / "up" / "listener.log", b"tns")
     (tmp_path / "up" / "link.trc").symlink_to(tmp_path / "up" / "a.trc")
+    (tmp_path / "up" / "deep" / "in.trc").symlink_to(tmp_path / "up" / "deep" / "er" / "b.trc")
+    write(tmp_path / "elsewhere" / "c.trc", b"c\n")
+    (tmp_path / "up" / "out.trc").symlink_to(tmp_path / "elsewhere" / "c.trc")
+    (tmp_path / "up" / "loop").symlink_to(tmp_path / "up")
     up = tmp_path / "up"
     sources, skipped = discover([str(up)])
-    assert contents(sources) == {f"{up}/a.trc": b"a\n", f"{up}/alert_cdb1.log": b"alert", f"{up}/deep/er/b.trc": b"b\n"}
+    assert contents(sources) == {f"{up}/a.trc": b"a\n", f"{up}/alert_cdb1.log": b"alert", f"{up}/deep/in.trc": b"b\n"}
     assert reasons(skipped) == {
         f"{up}/a.trm": MAP_REASON,
-        f"{up}/listener.log": "not a trace file (*.trc) or alert log (alert_*.log) by its name",
-        f"{up}/link.trc": "symbolic link: not followed",
+        f"{up}/listener.log": NOT_TRACE,
+        f"{up}/link.trc": f"the same file as {up}/a.trc",
+        f"{up}/deep/er/b.trc": f"the same file as {up}/deep/in.trc",
+        f"{up}/out.trc": "symbolic link leading outside the folder given: not followed",
+        f"{up}/loop": "symbolic link to a folder already walked: not followed twice",
     }
     assert not any(item.partial for item in skipped)
 
@@ -203,7 +211,7 @@ def test_a_nested_archive_larger_than_the_memory_spool_moves_to_an_anonymous_tem
     spool_dir = tmp_path / "tmp"
     spool_dir.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(spool_dir))
-    data = os.urandom(200_000)
+    data = os.urandom(100_000).hex().encode()
     upload = write(tmp_path / "u.zip", zip_bytes({"n.zip": zip_bytes({"a.trc": data})}))
     sources, _ = discover([str(upload)], limits=Limits(spool_memory_bytes=1024))
     assert read(sources[0]) == data
@@ -252,7 +260,7 @@ def test_a_tfa_upload_yields_the_same_traces_as_the_same_files_in_a_folder(tmp_p
 
 
 def test_the_same_content_uploaded_twice_is_read_once(tmp_path: Path) -> None:
-    big = os.urandom(100_000)
+    big = os.urandom(50_000).hex().encode()
     folder = tmp_path / "up"
     write(folder / "a.trc", b"a\n")
     write(folder / "big.trc", big)
@@ -260,8 +268,8 @@ def test_the_same_content_uploaded_twice_is_read_once(tmp_path: Path) -> None:
     sources, skipped = discover([str(folder), str(upload)])
     assert [s.label for s in sources] == [f"{folder}/a.trc", f"{folder}/big.trc"]
     assert reasons(skipped) == {
-        f"{upload}!a.trc": f"duplicate of {folder}/a.trc",
-        f"{upload}!big.trc.gz": f"duplicate of {folder}/big.trc",
+        f"{upload}!a.trc": f"duplicate content: the same bytes as {folder}/a.trc",
+        f"{upload}!big.trc.gz": f"duplicate content: the same bytes as {folder}/big.trc",
     }
     assert not any(item.partial for item in skipped)
     sources, skipped = discover([str(folder), str(upload)], dedupe=False)
@@ -269,7 +277,7 @@ def test_the_same_content_uploaded_twice_is_read_once(tmp_path: Path) -> None:
 
 
 def test_contents_that_differ_only_after_the_head_are_not_duplicates(tmp_path: Path) -> None:
-    head = os.urandom(200_000)
+    head = os.urandom(100_000).hex().encode()
     write(tmp_path / "up" / "one.trc", head + b"one\n")
     write(tmp_path / "up" / "two.trc", head + b"two\n")
     sources, skipped = discover([str(tmp_path / "up")])
@@ -313,15 +321,103 @@ def test_a_file_removed_after_discovery_raises_corrupt_input_when_opened(tmp_pat
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
-def test_a_pipe_named_on_the_command_line_is_read_once_as_it_comes(tmp_path: Path) -> None:
+def test_a_pipe_named_on_the_command_line_is_skipped_unless_asked_for(tmp_path: Path) -> None:
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
-    sources, skipped = discover([str(pipe)])
+    assert discover([str(pipe)]) == ([], [Skipped(str(pipe), "FIFO (named pipe): not read (--read-special reads it)")])
+    sources, skipped = discover([str(pipe)], limits=Limits(read_special=True))
     assert len(sources) == 1 and not sources[0].rereadable and skipped == []
-    writer = threading.Thread(target=lambda: pipe.write_bytes(TRACE))
+    writer = threading.Thread(target=lambda: pipe.write_bytes(gzip.compress(TRACE)))
     writer.start()
-    assert read(sources[0]) == TRACE
+    assert read(sources[0]) == TRACE  # decompressed: its first bytes say gzip
     writer.join(timeout=10)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_pipe_without_writer_waits_no_longer_than_the_time_budget(tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    sources, _ = discover([str(pipe)], limits=Limits(read_special=True, max_seconds_per_input=0.5))
+    with pytest.raises(LimitExceeded, match=r"no data came within 0.5 s \(--max-seconds-per-input\)"):
+        read(sources[0])
+
+
+def test_devices_are_skipped_unless_asked_for_and_binary_data_is_refused(tmp_path: Path) -> None:
+    sources, skipped = discover(["/dev/zero", "/dev/null"])
+    assert sources == [] and {s.reason for s in skipped} == {"character device: not read (--read-special reads it)"}
+    sources, skipped = discover(["/dev/zero", "/dev/null"], limits=Limits(read_special=True))
+    assert skipped == [] and len(sources) == 2
+    with pytest.raises(CorruptInput, match="/dev/zero: not a text trace: only NUL bytes"):
+        read(sources[0])
+    assert read(sources[1]) == b""
+
+
+def test_files_are_opened_as_what_their_first_bytes_say(tmp_path: Path) -> None:
+    """A zip, a tarball or a gzip named .trc or without extension is opened as what it is; a
+    document or binary data named .trc is skipped as not a text trace."""
+    folder = tmp_path / "up"
+    write(folder / "zipped.trc", zip_bytes({"in/a.trc": b"a\n"}))
+    write(folder / "noext", tar_bytes({"b.trc": b"b\n"}, "w:gz"))
+    write(folder / "c.trc", gzip.compress(b"c\n"))
+    write(folder / "d.trc.gz", b"plain text after all\n")
+    write(folder / "report.trc", zip_bytes({"[Content_Types].xml": b"<xml/>", "word/document.xml": b"<w/>"}))
+    write(folder / "paper.trc", b"%PDF-1.4\n%binary\n")
+    write(folder / "random.trc", bytes(range(256)) * 40)
+    write(folder / "README", b"just text, no extension\n")
+    sources, skipped = discover([str(folder)])
+    assert contents(sources) == {
+        f"{folder}/c.trc": b"c\n",
+        f"{folder}/d.trc.gz": b"plain text after all\n",
+        f"{folder}/noext!b.trc": b"b\n",
+        f"{folder}/zipped.trc!in/a.trc": b"a\n",
+    }
+    assert reasons(skipped) == {
+        f"{folder}/README": NOT_TRACE,
+        f"{folder}/paper.trc": "not a text trace: a PDF document",
+        f"{folder}/random.trc": "not a text trace: binary data (10% control bytes in the first 10,200)",
+        f"{folder}/report.trc": "not a text trace: a document or Java archive (zip of XML or classes)",
+    }
+    assert not any(item.partial for item in skipped)
+
+
+def test_a_path_with_glob_characters_that_exists_is_taken_literally(tmp_path: Path) -> None:
+    literal = write(tmp_path / "odd[1].trc", b"literal\n")
+    write(tmp_path / "odd1.trc", b"glob match\n")
+    assert contents(discover([str(literal)])[0]) == {str(literal): b"literal\n"}
+    assert contents(discover([str(tmp_path / "odd[0-9].trc")])[0]) == {f"{tmp_path}/odd1.trc": b"glob match\n"}
+
+
+def test_globs_visit_each_folder_once_and_stay_inside_their_fixed_part(tmp_path: Path) -> None:
+    up = tmp_path / "up"
+    write(up / "a" / "x.trc", b"x\n")
+    write(tmp_path / "outside" / "y.trc", b"y\n")
+    (up / "a" / "loop").symlink_to(up)
+    (up / "a" / "parent").symlink_to(up / "a")
+    (up / "out").symlink_to(tmp_path / "outside")
+    (up / "escape.trc").symlink_to(tmp_path / "outside" / "y.trc")
+    sources, skipped = discover([str(up / "**" / "*.trc")])
+    assert contents(sources) == {f"{up}/a/x.trc": b"x\n"}
+    assert reasons(skipped) == {f"{up}/escape.trc": "symbolic link leading outside the glob's folder: not followed"}
+
+
+def test_same_names_in_one_archive_are_both_read_or_skipped_as_duplicate_content(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive, pytest.warns(UserWarning, match="Duplicate name"):
+        archive.writestr("t/x.trc", b"first\n")
+        archive.writestr("t/x.trc", b"second\n")
+        archive.writestr("t/x.trc", b"first\n")
+        archive.writestr("t/y\x01.trc", b"y1\n")
+        archive.writestr("t/y\\x01.trc", b"y2\n")
+    upload = write(tmp_path / "u.zip", buffer.getvalue())
+    sources, skipped = discover([str(upload)])
+    assert contents(sources) == {
+        f"{upload}!t/x.trc": b"first\n",
+        f"{upload}!t/x.trc [2]": b"second\n",
+        f"{upload}!t/y\\x01.trc": b"y1\n",
+        f"{upload}!t/y\\x01.trc [2]": b"y2\n",
+    }
+    assert [s.name for s in sources[:2]] == ["x.trc", "x.trc"]
+    assert reasons(skipped) == {f"{upload}!t/x.trc [3]": f"duplicate content: the same bytes as {upload}!t/x.trc"}
 
 
 # --- API details -----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -10,6 +11,7 @@ import pytest
 
 from analyzer.api import Options, analyze
 from analyzer.parse import parse_chunk
+from analyzer.schemas import ANCHORS
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from analyzer.tim import wait_times
@@ -86,3 +88,36 @@ def test_millisecond_rfs_stamps_are_refined_by_tim() -> None:
         inside=(pl.col("received_at") - pl.col("received_at").dt.truncate("1ms")).dt.total_microseconds() < 1000
     )
     assert stamps["inside"].all()
+
+
+@pytest.mark.parametrize(
+    ("generation", "scenario"), [("11.2", "network"), ("19c", "standby-io"), ("23ai", "mixed"), ("19c", "network")]
+)
+def test_no_false_warning_on_good_data(tmp_path: Path, generation: str, scenario: str) -> None:
+    """The session-start ADR line is anchored to the end of a long idle wait: that one anchor must
+    not make tim and the wall clock look as if they disagree (sets of 300 writes have 4 anchors)."""
+    simulate(tmp_path / "set", SimOptions(format_version=generation, scenario=scenario, writes=300, seed=1))
+    result = analyze([str(tmp_path / "set")])
+    for f in _standby(result):
+        assert (f.reduced.tim.factor, f.reduced.tim.warning) == (1.0, None)
+
+
+def test_a_biased_anchor_does_not_move_the_slope() -> None:
+    """Anchors one second apart, exact but for the first (written 0.47 s before its wait ended)."""
+    from analyzer.tim import read_tim
+
+    base = 7_127_240_000_000
+    rows = [(10 + 9 * i, base + i * 1_000_000, 11 + 9 * i) for i in range(6)]
+    rows[0] = (1, base - 470_000, 10)
+    anchors = pl.DataFrame(
+        {
+            "line": [r[0] for r in rows],
+            "local": [datetime(2024, 10, 22, 16, 18, 49) + timedelta(seconds=i) for i in range(6)],
+            "utc_offset_min": [0] * 6,
+            "tim": [r[1] + 470_000 if i == 0 else r[1] for i, r in enumerate(rows)],
+            "wait_line": [r[2] for r in rows],
+        },
+        schema=ANCHORS,
+    )
+    clock = read_tim(anchors, has_waits=True, zone=0, zone_known=True)
+    assert (clock.kind, clock.factor, clock.warning) == ("counter", 1.0, None)

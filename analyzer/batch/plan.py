@@ -24,7 +24,7 @@ from analyzer.batch.configs import Configuration, Grouping
 from analyzer.batch.probe import SourceInfo, adr_db, stat_key
 from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.results import DEFAULT_THRESHOLD_MS, DEFAULT_WINDOW_S, Options
-from analyzer.zones import TimeZones
+from analyzer.zones import TimeZones, Zone
 
 #: configuration of inputs whose database nothing tells
 UNKNOWN = "unknown"
@@ -37,8 +37,8 @@ class Settings:
 
     threshold_ms: float = DEFAULT_THRESHOLD_MS
     window_s: float = DEFAULT_WINDOW_S
-    tz_default_min: int | None = None
-    tz_per_host: dict[str, int] = field(default_factory=dict)
+    tz_default_min: Zone | None = None
+    tz_per_host: dict[str, Zone] = field(default_factory=dict)
     clock_offsets: dict[str, float] = field(default_factory=dict)
     max_total_bytes: int = Limits().max_total_bytes
     max_ratio: float = Limits().max_ratio

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import asdict, dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from analyzer.identify import HEAD_LINES, file_identity, identify_file, session_
 from analyzer.schemas import LINES
 from analyzer.sources import Source
 from analyzer.vocab import Role
-from analyzer.zones import TimeZones
+from analyzer.zones import TimeZones, Zone, value_to_utc
 
 #: bytes kept from each end of a source for its header and its first and last time stamps
 END_BYTES = 16 * 1024
@@ -172,18 +172,18 @@ def _identify(source: Source, sha: str, size: int, head: bytes, tail: bytes, zon
     peer = module["host"].split(".")[0] if module and info.role == Role.STANDBY else None
     stamps = pl.concat([tables[name].select("local") for name in ("adr", "krs")])
     offsets = tables["adr"]["utc_offset_min"].drop_nulls()
+    zone: Zone
     if len(offsets):
-        offset, known = int(offsets[0]), True
+        zone, known = int(offsets[0]), True
     else:
-        offset, where = zones.for_host(host)
+        zone, where = zones.for_host(host)
         known = not where.startswith("assumed")
     first_at = last_at = None
     if stamps.height:
-        shift = timedelta(minutes=offset)
         low, high = stamps["local"].min(), stamps["local"].max()
         assert isinstance(low, datetime) and isinstance(high, datetime)
-        first_at = (low - shift).replace(tzinfo=UTC).isoformat()
-        last_at = (high - shift).replace(tzinfo=UTC).isoformat()
+        first_at = value_to_utc(low, zone).isoformat()  # an IANA zone: the offset of that date
+        last_at = value_to_utc(high, zone).isoformat()
     return SourceInfo(
         label=source.label,
         path=file_of(source.label),

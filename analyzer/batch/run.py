@@ -10,8 +10,6 @@ A second run over the same inputs finds every unit's fingerprint recorded and do
 from __future__ import annotations
 
 import contextlib
-import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -28,14 +26,7 @@ from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.batch.store import Dataset
 from analyzer.batch.unit import UnitOutput
 from analyzer.errors import ExitCode, NoInputError
-
-
-class Interrupted(Exception):
-    """SIGTERM or SIGINT arrived: the run stops, its temporary files are removed."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"stopped by {signal.Signals(signum).name}")
-        self.signum = signum
+from analyzer.spill import stop_on_signals
 
 
 @dataclass
@@ -100,7 +91,7 @@ def run_batch(
     settings, engine = settings or Settings(), engine or EngineSpec()
     dataset = Dataset(out)
     summary = RunSummary(str(out), engine.describe())
-    with dataset.locked(), _on_signals(), _clean_up(dataset):
+    with dataset.locked(), stop_on_signals(), _clean_up(dataset):
         dataset.check_version()
         summary.swept_files = dataset.sweep()
         found = scan(paths, load_records(dataset.read_json("inputs.json")), settings.zones, settings.limits, progress)
@@ -163,24 +154,6 @@ def _commit(dataset: Dataset, unit: Unit, result: UnitOutput) -> None:
     labels = [s.label for s in unit.sources] + [s.label for s in unit.skipped]
     home = (unit.primary_db, date.fromisoformat(unit.day))
     dataset.commit(unit.key, result.fingerprint, unit.name, home, result.tables, labels)
-
-
-@contextlib.contextmanager
-def _on_signals() -> Iterator[None]:
-    """SIGTERM (and SIGINT) raise `Interrupted` in the main thread, so that cleanup runs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, _frame: object) -> None:
-        raise Interrupted(signum)
-
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 @contextlib.contextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from analyzer import insights
@@ -23,6 +23,23 @@ class Table:
     rows: Sequence[tuple[str, ...]]
     #: a sentence shown above the table (e.g. that it lists only some rows)
     note: str = ""
+    #: columns a narrow terminal may leave out (with a note), the first named first
+    optional: tuple[str, ...] = ()
+    #: columns of `file:line` labels, which a narrow terminal may shorten to the file's name
+    paths: tuple[str, ...] = ()
+    #: the column that names a row: a narrow terminal lists the `paths` cells under the table by it
+    key: str = ""
+
+    def trimmed(self) -> Table:
+        """The table without its optional columns that are empty in every row."""
+        keep = [i for i, h in enumerate(self.headers) if h not in self.optional or any(r[i] for r in self.rows)]
+        if len(keep) == len(self.headers):
+            return self
+        return replace(
+            self,
+            headers=tuple(self.headers[i] for i in keep),
+            rows=[tuple(r[i] for i in keep) for r in self.rows],
+        )
 
     def numeric(self) -> list[bool]:
         """Per column: every non-empty cell is a number (right-aligned)."""
@@ -50,3 +67,12 @@ class Context:
     def where(self, label: str | None, line: int | None) -> str:
         """`file:line` with the file relative to the inputs' common directory."""
         return f"{short_label(label, self.labels)}:{line}" if label else ""
+
+    def file(self, label: str) -> str:
+        """A file relative to the inputs' common directory."""
+        return short_label(label, self.labels)
+
+
+def more(shown: int, total: int, what: str, where: str) -> str:
+    """`10 of 11,314 warnings (the longest); 11,304 more: --format csv --table warnings.`, or "" when all are shown."""
+    return f"{shown:,} of {total:,} {what}; {total - shown:,} more: {where}." if shown < total else ""

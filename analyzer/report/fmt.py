@@ -19,13 +19,18 @@ def fmt_ms(value: float | None, resolution_ms: float | None = None) -> str:
     return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0"
 
 
-def short_label(label: str, labels: list[str]) -> str:
-    """A label relative to the common directory of all labels (for terminal tables)."""
+def common_dir(labels: list[str]) -> str:
+    """The directory all labels are in ("" when none: a single level, or absolute and relative mixed)."""
     parents = [os.path.dirname(x) for x in labels]
     try:
-        common = os.path.commonpath(parents) if parents and all(parents) else ""
+        return os.path.commonpath(parents) if parents and all(parents) else ""
     except ValueError:  # absolute and relative paths mixed
-        return label
+        return ""
+
+
+def short_label(label: str, labels: list[str]) -> str:
+    """A label relative to the common directory of all labels (for report tables)."""
+    common = common_dir(labels)
     return os.path.relpath(label, common) if common else label
 
 

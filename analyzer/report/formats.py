@@ -9,9 +9,8 @@ from typing import TextIO
 from analyzer import events
 from analyzer.insights import per_minute
 from analyzer.report.html import render_html
-from analyzer.report.machine import render_csv, render_json
+from analyzer.report.machine import render_csv, render_json, write_csv
 from analyzer.report.markdown import render_markdown
-from analyzer.report.model import iso_frame
 from analyzer.report.text import render_text
 from analyzer.results import Analysis
 
@@ -43,23 +42,40 @@ class CsvTable(StrEnum):
     WRITES = "writes"
     TIMELINE = "timeline"
     EVENTS = "events"
+    WARNINGS = "warnings"
+    UNMATCHED = "unmatched"
 
 
 def render_timeline_csv(a: Analysis, out: TextIO, top: int) -> None:
     """Write the per-minute series (the JSON `timeline` items) as CSV."""
     del top  # the CSV is always the full table
-    out.write(iso_frame(per_minute(a.writes)).write_csv())
+    write_csv(per_minute(a.writes), out)
 
 
 def render_events_csv(a: Analysis, out: TextIO, top: int) -> None:
     """Write every send, receive, finish and ack, and the log writer and alert-log events around
     them, on one timeline (standby shifted by the clock offset)."""
     del top
-    out.write(iso_frame(events.timeline(a)).write_csv())
+    write_csv(events.timeline(a), out)
+
+
+def render_warnings_csv(a: Analysis, out: TextIO, top: int) -> None:
+    """Write every LGWR warning (long writes, broadcast waits: `kind`) with the breakdown of the remote
+    write it covers."""
+    del top
+    write_csv(a.warnings, out)
+
+
+def render_unmatched_csv(a: Analysis, out: TextIO, top: int) -> None:
+    """Write every message that found no partner, with the reason."""
+    del top
+    write_csv(a.unmatched, out)
 
 
 CSV_TABLES: dict[CsvTable, Renderer] = {
     CsvTable.WRITES: render_csv,
     CsvTable.TIMELINE: render_timeline_csv,
     CsvTable.EVENTS: render_events_csv,
+    CsvTable.WARNINGS: render_warnings_csv,
+    CsvTable.UNMATCHED: render_unmatched_csv,
 }

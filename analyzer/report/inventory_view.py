@@ -5,31 +5,36 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from rich.console import Console
 from rich.text import Text
 
 from analyzer import inventory
 from analyzer.report import model
-from analyzer.report.text import IDENTITY, identity_cells, make_table
+from analyzer.report.context import Table
+from analyzer.report.fmt import short_label
+from analyzer.report.text import IDENTITY, console_for, identity_cells, print_table, printable
 from analyzer.results import Analysis
 
 
 def render_inventory_text(a: Analysis, out: TextIO) -> None:
     """The files with their classification, the skipped inputs, and the findings in words."""
-    console = Console(file=out, width=200 if not out.isatty() else None, highlight=False)
+    console = console_for(out)
     rows = inventory.table(a)
     labels = rows["file"].to_list()
-    t = make_table("Trace files", console, *IDENTITY, "lines", "unparsed", "messages", "waits", "lgwr warnings")
-    for r in rows.iter_rows(named=True):
-        counts = [str(r[k]) for k in ("lines", "unparsed", "messages", "waits", "lgwr_warnings")]
-        t.add_row(*identity_cells(r, labels), *counts)
-    console.print(t)
+    counts = ("lines", "unparsed", "messages", "waits", "lgwr_warnings")
+    files = Table(
+        (*IDENTITY, "lines", "unparsed", "messages", "waits", "lgwr warnings"),
+        [(*identity_cells(r, labels), *(f"{r[k]:,}" for k in counts)) for r in rows.iter_rows(named=True)],
+        optional=("version", "instance", "waits", "unparsed", "process", "first (UTC)"),
+        paths=("file",),
+    )
+    short = [short_label(label, labels) for label in labels]
+    print_table(console, "Trace files", files, short)
     if a.skipped:
-        s = make_table(f"Skipped ({len(a.skipped)})", console, "input", "reason")
-        for item in a.skipped:
-            s.add_row(item.label, item.reason)
-        console.print(s)
+        skipped = Table(("input", "reason"), [(s.label, s.reason) for s in a.skipped], paths=("input",))
+        console.print()
+        print_table(console, f"Skipped ({len(a.skipped):,})", skipped, [s.label for s in a.skipped])
     found = inventory.findings(a)
+    console.print()
     console.print(
         Text(
             "Findings:"
@@ -38,7 +43,8 @@ def render_inventory_text(a: Analysis, out: TextIO) -> None:
         )
     )
     for line in found:
-        console.print(Text(f"- {line}"))
+        console.print(Text(f"- {printable(line)}"), overflow="fold")
+    console.file.flush()
 
 
 def render_inventory_json(a: Analysis, out: TextIO) -> None:

@@ -22,7 +22,16 @@ from typing import Any, BinaryIO, TextIO
 import polars as pl
 
 from analyzer import events, insights
-from analyzer.report.model import async_links, coverage, files, iso_exprs, iso_frame, summary
+from analyzer.report.model import (
+    CSV_DECIMALS,
+    FORMULA,
+    async_links,
+    coverage,
+    files,
+    iso_exprs,
+    iso_frame,
+    summary,
+)
 from analyzer.results import Analysis
 
 #: rows rendered per slice (about 40 MB of JSON for the writes table): bounds what polars holds
@@ -76,9 +85,27 @@ def write_json_array(frame: pl.DataFrame, out: TextIO) -> None:
 
 
 def _rows(frame: pl.DataFrame, *, as_json: bool) -> pl.LazyFrame:
-    """The frame with ISO datetimes; `as_json`: one column, each row as the object `write_ndjson` writes."""
+    """The frame with ISO datetimes; `as_json`: one column, each row as the object `write_ndjson` writes;
+    else as CSV cells (`csv_exprs`)."""
     iso = frame.lazy().with_columns(iso_exprs(frame.schema))
-    return iso.select(pl.struct(pl.all()).struct.json_encode()) if as_json else iso
+    return (
+        iso.select(pl.struct(pl.all()).struct.json_encode()) if as_json else iso.with_columns(csv_exprs(frame.schema))
+    )
+
+
+def csv_exprs(schema: pl.Schema) -> list[pl.Expr]:
+    """CSV cells as people paste them: milliseconds rounded to CSV_DECIMALS (no float noise, no -0),
+    and text that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) quoted
+    with a leading `'`; numbers stay numbers (a negative one too)."""
+    rounded = [
+        pl.col(name).round(CSV_DECIMALS) for name, dtype in schema.items() if dtype.is_float() and name.endswith("_ms")
+    ]
+    out = [pl.when(r == 0).then(0.0).otherwise(r).alias(r.meta.output_name()) for r in rounded]
+    for name, dtype in schema.items():
+        if dtype in (pl.String, pl.Categorical):
+            text = pl.col(name).cast(pl.String)
+            out.append(pl.when(text.str.contains(FORMULA)).then(pl.lit("'") + text).otherwise(text).alias(name))
+    return out
 
 
 def _write_rows(frame: pl.DataFrame, out: TextIO, *, as_json: bool, header: bool = False) -> None:
@@ -124,7 +151,12 @@ def _slices(frame: pl.DataFrame) -> Iterator[tuple[int, pl.DataFrame]]:
         yield offset, frame.slice(offset, SLICE_ROWS)
 
 
+def write_csv(frame: pl.DataFrame, out: TextIO) -> None:
+    """A table as CSV: ISO datetimes, rounded milliseconds, guarded text (`csv_exprs`), in slices."""
+    _write_rows(frame, out, as_json=False, header=True)
+
+
 def render_csv(a: Analysis, out: TextIO, top: int) -> None:
     """Write the writes table (same column names as the JSON `writes` items)."""
     del top  # the CSV is always the full table
-    _write_rows(a.writes, out, as_json=False, header=True)
+    write_csv(a.writes, out)

@@ -1,17 +1,27 @@
-"""Markdown report (GitHub-flavoured) for a ticket."""
+"""Markdown report (GitHub-flavoured) for a ticket.
+
+Text taken from the traces (file names, host names, reasons) goes through `escape`: it can open no
+HTML tag, link, image or code span, and break no table.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
 
 from analyzer import insights
 from analyzer.report.context import Context, Table
 from analyzer.report.sections import (
+    clock_table,
     destinations_table,
     events_table,
     facts_table,
+    files_table,
     gaps_table,
+    histogram_table,
     no_recommendation,
+    percentile_table,
+    skipped_table,
     switch_table,
     top_table,
     unmatched_table,
@@ -20,17 +30,23 @@ from analyzer.report.sections import (
 )
 from analyzer.results import Analysis
 
+#: what Markdown would read as markup: HTML tags, links and images, code spans, table cells, escapes
+_SPECIAL = re.compile(r"([\\`<>\[\]|])")
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
+
+def escape(text: str) -> str:
+    """Text shown as it is: `<`, `>`, `[`, `]`, `|`, backticks and backslashes escaped, line breaks as
+    `<br>` (the only tag the report writes itself)."""
+    return _SPECIAL.sub(r"\\\1", text).replace("\r", "").replace("\n", "<br>")
 
 
 def markdown_table(t: Table) -> list[str]:
-    """GitHub-flavoured Markdown lines of a table (its note first); `|` escaped, line breaks as <br>."""
+    """GitHub-flavoured Markdown lines of a table (its note first), every cell escaped, numbers right-aligned."""
+    t = t.trimmed()
     align = ["---:" if n else "---" for n in t.numeric()]
-    lines = [t.note, ""] if t.note else []
-    lines += ["| " + " | ".join(t.headers) + " |", "|" + "|".join(align) + "|"]
-    return lines + ["| " + " | ".join(_cell(x) for x in row) + " |" for row in t.rows]
+    lines = [escape(t.note), ""] if t.note else []
+    lines += ["| " + " | ".join(escape(h) for h in t.headers) + " |", "|" + "|".join(align) + "|"]
+    return lines + ["| " + " | ".join(escape(x) for x in row) + " |" for row in t.rows]
 
 
 def _recommendations(c: Context) -> list[str]:
@@ -48,21 +64,31 @@ def _section(title: str, body: list[str]) -> list[str]:
 
 
 def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
-    """Write the report as GitHub-flavoured Markdown (deterministic: no clock, no absolute paths)."""
+    """Write the report as GitHub-flavoured Markdown (deterministic: no clock, no absolute paths).
+
+    The sentences of our own (verdict, recommendations, log-switch finding) hold no trace text; the
+    notes and every table cell do, and are escaped.
+    """
     c = Context.of(a, top)
     lines = [
         "# dgtrace: Data Guard SYNC remote writes",
         "",
         f"**{insights.verdict_sentence(a.writes, a.options.threshold_ms)}**",
     ]
-    lines += _section("Facts", markdown_table(facts_table(c)))
     lines += _section("Recommendations", _recommendations(c))
     switch_body = [c.switches.finding]
     if c.switches.switches.height:
         switch_body += ["", *markdown_table(switch_table(c))]
     lines += _section("Log switches", switch_body)
+    if c.summary["notes"]:
+        lines += _section("Notes", [f"- {escape(note)}" for note in c.summary["notes"]])
+    lines += _section("Facts", markdown_table(facts_table(c)))
     if a.writes.height:
+        lines += _section("Percentiles (ms)", markdown_table(percentile_table(c)))
         lines += _section(f"Top {top} slowest writes", markdown_table(top_table(c, top)))
+        lines += _section("Histogram (writes per bucket, as V$EVENT_HISTOGRAM)", markdown_table(histogram_table(c)))
+    if a.clock.height:
+        lines += _section("Clock offset (standby minus primary)", markdown_table(clock_table(c)))
     if a.warnings.height:
         lines += _section("LGWR warnings (long writes, broadcast waits)", markdown_table(warnings_table(c, top)))
     around = events_table(c)
@@ -76,6 +102,7 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
         lines += _section("Unmatched messages", markdown_table(unmatched_table(c)))
     if c.summary["unparsed_lines"]:
         lines += _section("Unparsed lines", markdown_table(unparsed_table(c)))
-    if c.summary["notes"]:
-        lines += _section("Notes", [f"- {note}" for note in c.summary["notes"]])
+    lines += _section("Files", markdown_table(files_table(c)))
+    if a.skipped:
+        lines += _section(f"Inputs not read ({len(a.skipped):,})", markdown_table(skipped_table(c)))
     out.write("\n".join(lines) + "\n")

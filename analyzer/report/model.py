@@ -10,18 +10,22 @@ import polars as pl
 
 from analyzer import events, insights, inventory
 from analyzer.links import Configuration, Link, with_databases
-from analyzer.report.facts import oracle_versions
+from analyzer.report.facts import applied_offset, host_option_notes, oracle_versions
 from analyzer.results import Analysis
 from analyzer.results import coverage as file_coverage
 from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
 from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 #: at most this many unparsed lines are listed per file (all are counted)
 UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = tuple(ms_column(m) for m in TOTAL_AND_COMPONENTS)
 
 
+#: decimals of every `*_ms` column of a CSV table (microseconds; the JSON keeps full precision)
+CSV_DECIMALS = 3
+#: a CSV text cell starting like this would run as a spreadsheet formula: it gets a leading `'`
+FORMULA = r"^[=+\-@\t\r]"
 #: how `iso_frame` writes a datetime (stamps are UTC)
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%S%.6fZ"
 
@@ -47,7 +51,7 @@ def _iso(value: object) -> str | None:
 
 def notes(a: Analysis) -> list[str]:
     """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
-    out = inventory.findings(a) + a.topology.notes()
+    out = inventory.findings(a) + a.topology.notes() + host_option_notes(a)
     warned = a.writes["warning"].drop_nulls().cast(pl.String)
     if len(warned):
         small = int(warned.str.contains("within timestamp resolution", literal=True).sum())
@@ -232,7 +236,11 @@ def files(a: Analysis) -> list[dict[str, Any]]:
     dbs = {i.label: i.db for i in with_databases([f.identity for f in a.files])}
     for row, f in zip(iso_frame(inventory.table(a)).to_dicts(), a.files, strict=True):
         tim = f.reduced.tim
-        extra = {"time_zone": f.reduced.zone, "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors}}
+        extra = {
+            "time_zone": f.reduced.zone,
+            "utc_offset": applied_offset(f) or None,
+            "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors},
+        }
         link = {"db_unique_name": dbs[f.source.label], "configuration": config_of.get(f.source.label)}
         out.append({**row, **extra, "evidence": f.reduced.info.evidence, "skipped": None, **link})
     out += [{"file": s.label, "role": None, "skipped": s.reason} for s in a.skipped]

@@ -1,19 +1,61 @@
-"""The report sections as tables of plain strings, shared by the Markdown and HTML reports."""
+"""The report sections as tables of plain strings, shared by the terminal, Markdown and HTML reports.
+
+Every table is bounded: the longest lists (slowest writes, LGWR warnings) show `top` rows, the
+others at most `LISTED` rows; the table's note then says how many there are and where to find all
+of them (`--format csv --table ...`, `--format json`, `dgtrace inventory`).
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import polars as pl
 
-from analyzer import events, insights
-from analyzer.report.context import Context, Table
-from analyzer.report.facts import facts
+from analyzer import events, insights, inventory
+from analyzer.report import model as doc
+from analyzer.report.context import Context, Table, more
+from analyzer.report.facts import facts, zone_text
 from analyzer.report.fmt import at_text, fmt_ms
 from analyzer.results import unparsed
+from analyzer.summary import component_stats, histogram, verdict_totals
+
+#: rows of the tables that are not bounded by --top (files, reasons, log switches)
+LISTED = 25
 
 
 def facts_table(c: Context) -> Table:
     """The facts: files, hosts, versions, time span, match rate, coverage."""
     return Table(("fact", "value"), list(facts(c.analysis, c.summary)))
+
+
+def percentile_table(c: Context) -> Table:
+    """count, mean, p50, p90, p99 and max of the total and of each component (ms), as AWR shows waits."""
+    rows = [
+        (r["component"], f"{r['count']:,}", *(fmt_ms(r[k]) for k in ("mean", "p50", "p90", "p99", "max")))
+        for r in component_stats(c.analysis.writes).iter_rows(named=True)
+    ]
+    return Table(("component", "writes", "mean ms", "p50 ms", "p90 ms", "p99 ms", "max ms"), rows)
+
+
+def histogram_table(c: Context) -> Table:
+    """Writes per V$EVENT_HISTOGRAM bucket, for the total and each component."""
+    hists: dict[str, dict[str, int]] = {
+        name: dict(histogram(c.analysis.writes, name).iter_rows()) for name in doc.HISTOGRAM_COMPONENTS
+    }
+    buckets: list[str] = []
+    for counts in hists.values():  # every histogram's buckets start alike: the longest holds them all
+        buckets = list(counts) if len(counts) > len(buckets) else buckets
+    rows = [(f"{b} ms", *(f"{hists[name].get(b, 0):,}" for name in doc.HISTOGRAM_COMPONENTS)) for b in buckets]
+    return Table(("bucket", *(name.removesuffix("_ms") for name in doc.HISTOGRAM_COMPONENTS)), rows)
+
+
+def verdict_table(c: Context) -> Table:
+    """Writes and time per verdict, all and slow."""
+    rows = [
+        (verdict or "", f"{writes:,}", fmt_ms(total), f"{slow:,}", fmt_ms(slow_total))
+        for verdict, writes, total, slow, slow_total in verdict_totals(c.analysis.writes).iter_rows()
+    ]
+    return Table(("verdict", "writes", "total ms", "slow writes", "slow total ms"), rows)
 
 
 def top_table(c: Context, top: int) -> Table:
@@ -38,7 +80,15 @@ def top_table(c: Context, top: int) -> Table:
             )
         )
     headers = ("sent (UTC)", "thread", "seq", "msgid", "total ms", "network ms", "rfs_io ms", "rfs_other ms")
-    return Table((*headers, "verdict", "from log switch", "evidence"), rows)
+    note = more(len(rows), c.analysis.writes.height, "writes (the slowest)", "--format csv")
+    return Table(
+        (*headers, "verdict", "from log switch", "evidence"),
+        rows,
+        note,
+        optional=("from log switch", "seq", "thread"),
+        paths=("evidence",),
+        key="msgid",
+    )
 
 
 def switch_table(c: Context) -> Table:
@@ -59,6 +109,27 @@ def switch_table(c: Context) -> Table:
     return Table(("writes", "count", "slow", "slow rate", "p50 ms", "p99 ms", "max ms", "rfs_io p99 ms"), rows)
 
 
+def switch_list(c: Context, limit: int = LISTED) -> Table:
+    """The log switches with the most slow writes near them (then the earliest)."""
+    switches = c.switches.switches
+    listed = switches.sort(["slow_near", "at"], descending=[True, False], nulls_last=True).head(limit)
+    rows = [
+        (
+            str(r["thread"]),
+            str(r["from_seq"]),
+            str(r["to_seq"]),
+            at_text(r["at"]),
+            f"{r['writes_near'] or 0:,}",
+            f"{r['slow_near'] or 0:,}",
+            fmt_ms(r["max_total_ms"]),
+        )
+        for r in listed.iter_rows(named=True)
+    ]
+    headers = ("thread", "from seq", "to seq", "at (UTC)", "writes near", "slow near", "max total ms")
+    note = more(listed.height, switches.height, "log switches (those with the most slow writes near)", "--format json")
+    return Table(headers, rows, note)
+
+
 def warnings_table(c: Context, top: int) -> Table:
     """The `top` longest LGWR warnings (long writes, broadcast waits) with the breakdown of the remote
     write they cover: a fast remote write under a long warning says the time was local."""
@@ -69,7 +140,7 @@ def warnings_table(c: Context, top: int) -> Table:
             at_text(w["at"]),
             WARNING_KINDS.get(w["kind"], w["kind"]),
             _text(w["thread"]),
-            str(w["elapsed_ms"]),
+            f"{w['elapsed_ms']:,}",
             _text(w["size_kb"]),
             _text(w["msgid"]),
             fmt_ms(w["remote_total_ms"]),
@@ -82,8 +153,15 @@ def warnings_table(c: Context, top: int) -> Table:
         for w in listed.iter_rows(named=True)
     ]
     headers = ("at (UTC)", "kind", "thread", "elapsed ms", "size KB", "msgid", "remote ms", "network ms", "rfs_io ms")
-    note = f"The {listed.height} longest of {warnings.height:,}." if listed.height < warnings.height else ""
-    return Table((*headers, "rfs_other ms", "verdict", "evidence"), rows, note)
+    note = more(listed.height, warnings.height, "warnings (the longest)", "--format csv --table warnings")
+    return Table(
+        (*headers, "rfs_other ms", "verdict", "evidence"),
+        rows,
+        note,
+        optional=("kind", "size KB", "thread", "remote ms", "msgid"),
+        paths=("evidence",),
+        key="at (UTC)",
+    )
 
 
 #: how a report names the kinds of LGWR warnings
@@ -95,7 +173,7 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def events_table(c: Context) -> Table:
+def events_table(c: Context, limit: int = LISTED) -> Table:
     """The log writer and alert-log events around the writes (`analyzer.events`) but the warnings (their
     own table), counted by event and host: first and last (UTC), and the first one's detail and file:line."""
     found = events.around_writes(c.analysis).filter(~pl.col("event").is_in(list(WARNING_KINDS)))
@@ -123,10 +201,12 @@ def events_table(c: Context) -> Table:
         )
         for r in grouped.iter_rows(named=True)
     ]
-    return Table(("event", "host", "count", "first (UTC)", "last (UTC)", "first detail", "first at"), rows)
+    note = more(min(limit, len(rows)), len(rows), "kinds of event", "--format csv --table events")
+    headers = ("event", "host", "count", "first (UTC)", "last (UTC)", "first detail", "first at")
+    return Table(headers, rows[:limit], note, optional=("last (UTC)", "host"), paths=("first at",), key="event")
 
 
-def gaps_table(c: Context) -> Table:
+def gaps_table(c: Context, limit: int = LISTED) -> Table:
     """Segments named by a marker and missing from the upload: no evidence from that host in between."""
     rows = [
         (
@@ -140,10 +220,12 @@ def gaps_table(c: Context) -> Table:
         )
         for g in c.analysis.gaps.iter_rows(named=True)
     ]
-    return Table(("process", "host", "missing segment", "from (UTC)", "to (UTC)", "messages in it", "named at"), rows)
+    headers = ("process", "host", "missing segment", "from (UTC)", "to (UTC)", "messages in it", "named at")
+    note = more(min(limit, len(rows)), len(rows), "missing segments", "--format json (summary.gaps)")
+    return Table(headers, rows[:limit], note, optional=("host",), paths=("named at",), key="missing segment")
 
 
-def destinations_table(c: Context) -> Table:
+def destinations_table(c: Context, limit: int = LISTED) -> Table:
     """Each redo transport destination the alert logs set (startup listing, ALTER SYSTEM), as written."""
     rows = [
         (
@@ -162,10 +244,36 @@ def destinations_table(c: Context) -> Table:
         for d in c.analysis.destinations.iter_rows(named=True)
     ]
     headers = ("database", "instance", "destination", "state", "service", "transport", "db_unique_name")
-    return Table((*headers, "net_timeout s", "set at (UTC)", "by", "evidence"), rows)
+    note = more(min(limit, len(rows)), len(rows), "settings", "--format json (summary.destinations)")
+    return Table(
+        (*headers, "net_timeout s", "set at (UTC)", "by", "evidence"),
+        rows[:limit],
+        note,
+        optional=("net_timeout s", "instance", "state", "set at (UTC)"),
+        paths=("evidence",),
+        key="destination",
+    )
 
 
-def _counted(c: Context, frame: pl.DataFrame, keys: tuple[str, ...]) -> Table:
+def clock_table(c: Context) -> Table:
+    """The clock offset of each standby host against each primary host."""
+    rows = [
+        (
+            r["primary_host"] or "",
+            r["standby_host"] or "",
+            f"{r['offset_ms']:+,.3f}",
+            f"{r['bound_ms']:,.3f}",
+            f"{r['writes_used']:,}",
+            r["source"],
+            r["warning"] or (f"{r['causal_violations']:,} causal violation(s)" if r["causal_violations"] else ""),
+        )
+        for r in c.analysis.clock.iter_rows(named=True)
+    ]
+    headers = ("primary", "standby", "offset ms", "bound ms", "writes used", "source", "note")
+    return Table(headers, rows, optional=("writes used", "source"))
+
+
+def _counted(c: Context, frame: pl.DataFrame, keys: tuple[str, ...], limit: int, where: str) -> Table:
     """Rows of `frame` counted by `keys`, most frequent first, with the first example's file:line."""
     grouped = (
         frame.sort("file", "line")
@@ -173,18 +281,76 @@ def _counted(c: Context, frame: pl.DataFrame, keys: tuple[str, ...]) -> Table:
         .agg(count=pl.len(), file=pl.col("file").first(), line=pl.col("line").first())
         .sort("count", *keys, descending=[True, *[False] * len(keys)])
     )
-    rows = [(*(str(r[k]) for k in keys), str(r["count"]), c.where(r["file"], r["line"])) for r in grouped.to_dicts()]
-    return Table((*keys, "count", "first"), rows)
+    rows = [
+        (*(str(r[k]) for k in keys), f"{r['count']:,}", c.where(r["file"], r["line"]))
+        for r in grouped.head(limit).iter_rows(named=True)
+    ]
+    note = more(len(rows), grouped.height, "reasons", where)
+    return Table((*keys, "count", "first"), rows, note, paths=("first",))
 
 
-def unmatched_table(c: Context) -> Table:
+def unmatched_table(c: Context, limit: int = LISTED) -> Table:
     """Messages that found no partner, counted by side and reason."""
-    return _counted(c, c.analysis.unmatched, ("side", "reason"))
+    return _counted(c, c.analysis.unmatched, ("side", "reason"), limit, "--format csv --table unmatched")
 
 
-def unparsed_table(c: Context) -> Table:
+def unparsed_table(c: Context, limit: int = LISTED) -> Table:
     """Lines of a known family that did not parse, counted by family and reason."""
-    return _counted(c, unparsed(c.analysis.files), ("family", "reason"))
+    return _counted(c, unparsed(c.analysis.files), ("family", "reason"), limit, "--format json (coverage)")
+
+
+def coverage_table(c: Context, limit: int = LISTED) -> Table:
+    """Every line of every file accounted for: the files with unparsed lines or read problems first."""
+    rows = []
+    for f in c.analysis.files:
+        un = f.parsed.tables["unparsed"]
+        problem = f.stats.error or (f"line {un['line'][0]}: {un['reason'][0]}" if un.height else "")
+        if f.stats.lines_with_bad_bytes:
+            problem = "; ".join(p for p in (problem, f"{f.stats.lines_with_bad_bytes:,} lines with bad bytes") if p)
+        parsed, ignored = sum(f.parsed.parsed.values()), sum(f.parsed.ignored.values())
+        rows.append(
+            (c.file(f.source.label), f"{f.stats.lines:,}", f"{parsed:,}", f"{ignored:,}", f"{un.height:,}", problem)
+        )
+    rows.sort(key=lambda r: (not r[-1], r[0]))
+    note = more(min(limit, len(rows)), len(rows), "files", "--format json (coverage)")
+    headers = ("file", "lines", "parsed", "ignored", "unparsed", "first problem")
+    return Table(headers, rows[:limit], note, optional=("first problem",), paths=("file",))
+
+
+def files_table(c: Context, limit: int = LISTED) -> Table:
+    """What each file is (role, process, host, thread, version), its time span and zone."""
+    frame = inventory.table(c.analysis)
+    rows = []
+    for r, f in zip(frame.iter_rows(named=True), c.analysis.files, strict=True):
+        rows.append(
+            (
+                c.file(r["file"]),
+                r["role"] or "",
+                r["process"] or "",
+                r["instance"] or "",
+                r["host"] or "",
+                "" if r["thread"] is None else str(r["thread"]),
+                r["version"] or "",
+                at_text(r["first_at"])[:19],
+                at_text(r["last_at"])[:19],
+                zone_text(f),
+            )
+        )
+    headers = ("file", "role", "process", "instance", "host", "thread", "version", "first (UTC)", "last (UTC)")
+    note = more(min(limit, len(rows)), len(rows), "files", "dgtrace inventory, or --format json (files)")
+    optional = ("version", "instance", "last (UTC)", "process", "thread", "first (UTC)")
+    return Table((*headers, "zone"), rows[:limit], note, optional=optional, paths=("file",))
+
+
+def skipped_table(c: Context, limit: int = LISTED) -> Table:
+    """Inputs found but not read, counted by reason, with an example."""
+    counts = Counter(s.reason for s in c.analysis.skipped)
+    first: dict[str, str] = {}
+    for s in c.analysis.skipped:
+        first.setdefault(s.reason, s.label)
+    rows = [(reason, f"{n:,}", c.file(first[reason])) for reason, n in counts.most_common(limit)]
+    note = more(len(rows), len(counts), "reasons", "--format json (files)")
+    return Table(("reason", "inputs", "first"), rows, note, paths=("first",))
 
 
 def no_recommendation(c: Context) -> str:

@@ -1,52 +1,401 @@
-"""Terminal report (rich): files, matching, statistics, histogram, top writes, LGWR warnings.
+"""Terminal report (rich): the answer first (verdict, recommendations, log switches, caveats), then
+the facts and the tables, each laid out for the width at hand.
 
-On a terminal it uses colour and box drawing; otherwise plain ASCII tables, so the text
-pastes cleanly into a ticket or a log.
+The tables are those of `report.sections`, shared with Markdown and HTML. A number is never cut:
+when a table is too wide, headers wrap, file labels shorten to their shortest unique tail (the
+common directory is said once, in the facts), secondary columns are left out (said under the
+table), the `file:line` evidence moves under the table, and text columns fold; on a very narrow
+terminal each row becomes a list of `name: value` lines. On a terminal the width is the
+terminal's; into a pipe or a file it is COLUMNS when set, else PIPE_WIDTH.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
 from typing import Any, TextIO
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
+from rich.measure import Measurement
+from rich.table import Table as RichTable
 from rich.text import Text
 
-from analyzer import inventory
-from analyzer.report import model as doc
-from analyzer.report.context import Context
-from analyzer.report.context import Table as SectionTable
-from analyzer.report.fmt import fmt_ms, short_label
-from analyzer.report.sections import WARNING_KINDS, destinations_table, events_table, gaps_table
+from analyzer import insights
+from analyzer.report.context import Context, Table
+from analyzer.report.fmt import short_label
+from analyzer.report.sections import (
+    clock_table,
+    coverage_table,
+    destinations_table,
+    events_table,
+    facts_table,
+    files_table,
+    gaps_table,
+    histogram_table,
+    no_recommendation,
+    percentile_table,
+    skipped_table,
+    top_table,
+    unmatched_table,
+    unparsed_table,
+    verdict_table,
+    warnings_table,
+)
 from analyzer.results import Analysis
-from analyzer.summary import component_stats, histogram, slowest, verdict_totals
-from analyzer.vocab import COMPONENTS, Component
+from analyzer.vocab import Component
 
+#: the width of the report in a pipe or a file when COLUMNS is not set
+PIPE_WIDTH = 120
+#: narrower than this, COLUMNS is not believed
+MIN_WIDTH = 30
+#: a text column folds to no fewer characters than this
+FOLD_MIN = 10
 _VERDICT_STYLE: dict[str, str] = {Component.NETWORK: "yellow", Component.RFS_IO: "red", Component.RFS_OTHER: "magenta"}
+#: control characters (ANSI escapes included) that trace text must not send to a terminal
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) ")
 
 
-def make_table(title: str, console: Console, *columns: str) -> Table:
-    """A titled table: box drawing on a terminal, plain ASCII otherwise; numbers right-aligned."""
-    plain = not console.is_terminal
-    table = Table(
-        title=title,
-        title_justify="left",
-        box=box.ASCII2 if plain else box.SIMPLE_HEAVY,
-        show_edge=not plain,
-    )
-    for name in columns:
-        table.add_column(
-            name,
-            justify="right"
-            if name[:1].islower()
-            and name not in {"file", "role", "process", "verdict", "evidence", "reason", "host", "zone"}
-            else "left",
+class _Console(Console):
+    """A console that reports a closed pipe as the OS error it is (rich would exit 1 by itself)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+def report_width(out: TextIO) -> int:
+    """COLUMNS when set; else the terminal's width; else (a pipe, a file) PIPE_WIDTH."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= MIN_WIDTH:
+        return int(columns)
+    try:
+        if out.isatty():
+            return max(MIN_WIDTH, os.get_terminal_size(out.fileno()).columns)
+    except (OSError, ValueError):
+        pass
+    return PIPE_WIDTH
+
+
+class _Trimmed:
+    """A text stream that drops the spaces at the end of each line (rich pads cells to the width)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        lines = (self.pending + text).split("\n")
+        self.pending = lines.pop()
+        if lines:
+            self.out.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending.strip(" "):
+            self.out.write(self.pending.rstrip(" "))
+        self.pending = ""
+        self.out.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def console_for(out: TextIO) -> Console:
+    """The console of a report: colour and box drawing on a terminal, plain text (no trailing
+    spaces) elsewhere."""
+    width = report_width(out)
+    file: Any = out if out.isatty() else _Trimmed(out)
+    return _Console(file=file, width=width, highlight=False, soft_wrap=False, emoji=False)
+
+
+def printable(text: str) -> str:
+    """Trace text made safe for a terminal: control characters (ANSI escapes) written as `\\xNN`."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
+
+@dataclass
+class _Column:
+    #: the table's header (what `optional`, `paths` and `key` name); `header` is the one shown
+    name: str
+    header: str
+    cells: list[str]
+    numeric: bool
+    path: bool
+    width: int = 0
+
+    def need(self) -> int:
+        """The width that shows every cell whole, the header wrapped at its spaces."""
+        return max(_longest(self.cells), max((cell_len(w) for w in self.header.split()), default=0))
+
+    def full(self) -> int:
+        return max(_longest(self.cells), cell_len(self.header))
+
+
+def _longest(cells: Sequence[str]) -> int:
+    return max((cell_len(line) for cell in cells for line in cell.split("\n")), default=0)
+
+
+@cache
+def _overhead(columns: int, plain: bool) -> int:
+    """What borders and padding add to the columns' widths."""
+    probe = _rich_table(plain)
+    for _ in range(columns):
+        probe.add_column("", width=1)
+    console = Console(width=1000)
+    return Measurement.get(console, console.options, probe).maximum - columns
+
+
+def _rich_table(plain: bool) -> RichTable:
+    return RichTable(box=box.ASCII2 if plain else box.SIMPLE_HEAVY, show_edge=False)
+
+
+@dataclass
+class _Layout:
+    columns: list[_Column]
+    notes: list[str]
+    #: (row key, path cells) to list under the table
+    detached: list[tuple[str, str]]
+
+
+def tails(labels: Sequence[str]) -> dict[str, str]:
+    """Each label's shortest tail of path components that no other label ends with."""
+    split = {label: re.split(r"(?<=[/\\!])", label) for label in set(labels)}
+    out = {}
+    for label, parts in split.items():
+        for n in range(1, len(parts) + 1):
+            tail = "".join(parts[-n:])
+            if not any(o != label and o.endswith(tail) and o[: -len(tail)][-1:] in "/\\!" for o in split):
+                out[label] = tail
+                break
+        else:
+            out[label] = label
+    return out
+
+
+def _shorten(cell: str, short: dict[str, str]) -> str:
+    lines = []
+    for line in cell.split("\n"):
+        path, sep, number = line.rpartition(":")
+        lines.append(short.get(path, line) + sep + number if sep and number.isdigit() else short.get(line, line))
+    return "\n".join(lines)
+
+
+def _strip_date(column: _Column) -> None:
+    """A time column whose cells share one date: the date goes to the header."""
+    dates = {m.group(1) if (m := _DATE.match(c)) else None for c in column.cells if c}
+    if len(dates) == 1 and None not in dates:
+        date = dates.pop()
+        column.cells = [c.removeprefix(f"{date} ") for c in column.cells]
+        column.header = f"{column.header} {date}"
+
+
+def layout(table: Table, width: int, plain: bool, short: dict[str, str]) -> _Layout | None:
+    """Columns and their widths for `width`, or None when only a list of `name: value` lines fits."""
+    table = table.trimmed()
+    numeric = table.numeric()
+    cols = [
+        _Column(h, h, [printable(r[i]) for r in table.rows], numeric[i], h in table.paths)
+        for i, h in enumerate(table.headers)
+    ]
+    for col in cols:
+        if col.name.endswith("(UTC)"):
+            _strip_date(col)
+    out = _Layout(cols, [], [])
+
+    def fits(needs: list[int]) -> bool:
+        return sum(needs) + _overhead(len(out.columns), plain) <= width
+
+    if fits([c.full() for c in out.columns]):
+        for c in out.columns:
+            c.width = c.full()
+        return out
+    if any(c.path for c in out.columns) and not fits([c.need() for c in out.columns]):
+        for c in out.columns:
+            c.cells = [_shorten(x, short) for x in c.cells] if c.path else c.cells
+        out.notes.append("File names without their folders at this width.")
+    dropped = []
+    for name in table.optional:
+        if fits([c.need() for c in out.columns]):
+            break
+        if any(c.name == name for c in out.columns):
+            out.columns = [c for c in out.columns if c.name != name]
+            dropped.append(name)
+    if dropped:
+        out.notes.append(
+            f"Left out at this width: {', '.join(dropped)} (a wider terminal or --format markdown shows them)."
         )
-    return table
+    if table.key and not fits([c.need() for c in out.columns]):
+        key = next((i for i, c in enumerate(out.columns) if c.name == table.key), None)
+        paths = [c for c in out.columns if c.path]
+        if key is not None and paths:
+            keys = out.columns[key].cells
+            for n, k in enumerate(keys):
+                out.detached.append((k, "  ".join(x for c in paths for x in c.cells[n].split("\n") if x)))
+            out.columns = [c for c in out.columns if not c.path]
+    for c in out.columns:
+        c.width = c.need()
+    spare = width - _overhead(len(out.columns), plain) - sum(c.width for c in out.columns)
+    if spare >= 0:
+        return out
+    text = [c for c in out.columns if not c.numeric]
+    for c in sorted(text, key=lambda c: -c.width):
+        floor = max(FOLD_MIN, max((cell_len(w) for w in c.header.split()), default=0))
+        give = min(c.width - floor, -spare)
+        if give > 0:
+            c.width -= give
+            spare += give
+        if spare >= 0:
+            return out
+    return None
 
 
-#: the columns that say what a file is (this report's Files table and `dgtrace inventory`)
+def _header(col: _Column) -> str:
+    return "\n".join(textwrap.wrap(col.header, col.width, break_long_words=False)) or col.header
+
+
+def print_table(console: Console, title: str, table: Table, labels: Sequence[str] = ()) -> None:
+    """A table laid out for the console's width (see the module's docstring), its note first;
+    `labels`: every file label as the table's path cells write them (their tails must be unique)."""
+    if not table.rows:
+        return
+    plain = not console.is_terminal
+    fitted = layout(table, console.width, plain, tails(labels))
+    console.print(Text(title, style="bold"), overflow="fold")
+    if table.note:
+        _paragraph(console, table.note, style="dim")
+    if fitted is None:
+        _records(console, table)
+        return
+    rich = _rich_table(plain)
+    for col in fitted.columns:
+        rich.add_column(
+            _header(col),
+            width=col.width,
+            justify="right" if col.numeric else "left",
+            no_wrap=col.numeric,
+            overflow="fold",
+        )
+    for row in zip(*(c.cells for c in fitted.columns), strict=True):
+        rich.add_row(*(_styled(c.name, cell) for c, cell in zip(fitted.columns, row, strict=True)))
+    console.print(rich)
+    for key, paths in fitted.detached:
+        console.print(Text(f"  {key}: {paths}"), overflow="fold")
+    for note in fitted.notes:
+        _paragraph(console, note, style="dim")
+
+
+def _styled(header: str, cell: str) -> Text | str:
+    return Text(cell, style=_VERDICT_STYLE.get(cell, "")) if header == "verdict" else cell
+
+
+def _records(console: Console, table: Table) -> None:
+    """Each row as `name: value` lines (a terminal too narrow for any table)."""
+    for row in table.rows:
+        for header, cell in zip(table.headers, row, strict=True):
+            if cell:
+                console.print(Text(f"  {header}: {printable(cell).replace(chr(10), ', ')}"), overflow="fold")
+        console.print()
+
+
+def _paragraph(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
+    """Text wrapped at spaces to the console's width (a word is never cut), later lines indented."""
+    wrapped = textwrap.fill(
+        printable(text),
+        width=console.width,
+        initial_indent=indent,
+        subsequent_indent=indent if hanging is None else hanging,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    console.print(Text(wrapped, style=style), overflow="fold")
+
+
+def _answer(console: Console, c: Context) -> None:
+    """The verdict, the recommendations with their evidence, the log-switch finding and the caveats."""
+    a = c.analysis
+    _paragraph(console, insights.verdict_sentence(a.writes, a.options.threshold_ms), style="bold")
+    console.print()
+    recs = c.summary["recommendations"]
+    console.print(Text("Recommendations", style="bold"))
+    if not recs:
+        _paragraph(console, no_recommendation(c), "  ")
+    for n, r in enumerate(recs, 1):
+        _paragraph(console, f"{n}. {r['title']}", "  ", "     ", "bold")
+        _paragraph(console, f"Evidence: {r['evidence']}", "     ")
+        _paragraph(console, f"Advice: {r['advice']}", "     ")
+    console.print()
+    _paragraph(console, f"Log switches: {c.switches.finding}", "", "  ")
+    notes = c.summary["notes"]
+    if notes:
+        console.print()
+        console.print(Text("Notes and caveats", style="bold"))
+        for note in notes:
+            _paragraph(console, f"- {note}", "  ", "    ")
+
+
+def _facts(console: Console, c: Context) -> None:
+    grid = RichTable.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column(overflow="fold")
+    for key, value in facts_table(c).rows:
+        grid.add_row(key, printable(value))
+    console.print(grid)
+
+
+def render_text(a: Analysis, out: TextIO, top: int) -> None:
+    """Write the human-readable report."""
+    console = console_for(out)
+    c = Context.of(a, top)
+    console.print(Text("dgtrace: Data Guard SYNC remote writes", style="bold"))
+    console.print()
+    _answer(console, c)
+    console.print()
+    _facts(console, c)
+    sections: list[tuple[str, Table]] = []
+    if a.writes.height:
+        sections += [
+            ("Components (ms): percentiles of every write", percentile_table(c)),
+            ("Histogram (writes per bucket, as V$EVENT_HISTOGRAM)", histogram_table(c)),
+            ("Verdicts", verdict_table(c)),
+            (f"Top {top} slowest writes", top_table(c, top)),
+        ]
+    if a.clock.height:
+        sections.append(
+            ("Clock offset: standby minus primary (from the writes with the smallest round trips)", clock_table(c))
+        )
+    if a.warnings.height:
+        sections.append(("LGWR warnings (long writes, broadcast waits) and their remote part", warnings_table(c, top)))
+    around = events_table(c)
+    if around.rows:
+        sections.append(("Log writer and alert-log events around the writes", around))
+    if a.gaps.height:
+        sections.append(("Missing segments (no evidence from that host in between)", gaps_table(c)))
+    if a.destinations.height:
+        sections.append(("Redo transport destinations (alert logs)", destinations_table(c)))
+    if a.unmatched.height:
+        sections.append(("Unmatched messages by reason", unmatched_table(c)))
+    if c.summary["unparsed_lines"]:
+        sections.append(("Unparsed lines by reason", unparsed_table(c)))
+    sections.append(("Coverage (every line: parsed + ignored + unparsed)", coverage_table(c)))
+    sections.append(("Files", files_table(c)))
+    if a.skipped:
+        sections.append((f"Inputs not read ({len(a.skipped):,}), by reason", skipped_table(c)))
+    labels = [c.file(label) for label in c.labels] + [c.file(s.label) for s in a.skipped]
+    for title, table in sections:
+        console.print()
+        print_table(console, title, table, labels)
+    console.file.flush()
+
+
+#: the columns that say what a file is (`dgtrace inventory`)
 IDENTITY = ("file", "role", "process", "instance", "host", "thread", "version", "first (UTC)")
 
 
@@ -55,229 +404,3 @@ def identity_cells(row: dict[str, Any], labels: list[str]) -> list[str]:
     first = row["first_at"].strftime("%Y-%m-%d %H:%M:%S") if row["first_at"] else ""
     values = [short_label(row["file"], labels), *(row[k] for k in IDENTITY[1:-1]), first]
     return ["" if v is None else str(v) for v in values]
-
-
-def _files(a: Analysis, console: Console) -> Table:
-    rows = inventory.table(a)
-    labels = rows["file"].to_list()
-    t = make_table("Files", console, *IDENTITY, "last (UTC)", "zone")
-    for row, f in zip(rows.iter_rows(named=True), a.files, strict=True):
-        last = f.reduced.last_at.strftime("%Y-%m-%d %H:%M:%S") if f.reduced.last_at else ""
-        t.add_row(*identity_cells(row, labels), last, f.reduced.zone)
-    return t
-
-
-def _matching(a: Analysis) -> Text:
-    s = doc.summary(a, 0)
-    rate = f"{s['match_rate']:.1%}" if s["match_rate"] is not None else "n/a"
-    lines = [
-        f"Remote writes: {s['primary_writes']} on the primary, {s['standby_writes']} on the standby, "
-        f"{s['matched_writes']} matched (match rate {rate}); {s['unmatched_messages']} message(s) unmatched.",
-        f"Slow writes (total >= {a.options.threshold_ms:g} ms): {s['slow_writes']}.",
-    ]
-    if a.gaps.height:
-        fell = int(a.gaps["messages"].sum())
-        lines.append(f"{fell} message(s) without partner fall in {a.gaps.height} missing segment(s): see below.")
-    shares = s["slow_time_shares"]
-    if shares:
-        parts = ", ".join(f"{k} {v:.0%}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1]))
-        scope = "slow-write" if s["slow_writes"] else "write"
-        lines.append(f"Share of {scope} time: {parts}.")
-    return Text("\n".join(lines))
-
-
-def _stats(a: Analysis, console: Console) -> Table:
-    t = make_table("Components (ms)", console, "component", "count", "mean", "p50", "p90", "p99", "max")
-    for row in component_stats(a.writes).iter_rows():
-        t.add_row(row[0], str(row[1]), *(fmt_ms(v) for v in row[2:]))
-    return t
-
-
-def _histogram(a: Analysis, console: Console) -> Table:
-    hists = {c: dict(histogram(a.writes, c).iter_rows()) for c in doc.HISTOGRAM_COMPONENTS}
-    buckets = max(hists.values(), key=len).keys() if a.writes.height else []
-    t = make_table(
-        "Histogram (writes per bucket, as V$EVENT_HISTOGRAM)",
-        console,
-        "ms",
-        *(c.removesuffix("_ms") for c in doc.HISTOGRAM_COMPONENTS),
-    )
-    for bucket in buckets:
-        t.add_row(bucket, *(str(hists[c].get(bucket, 0)) for c in doc.HISTOGRAM_COMPONENTS))
-    return t
-
-
-def _verdicts(a: Analysis, console: Console) -> Table:
-    t = make_table("Verdicts", console, "verdict", "writes", "total ms", "slow writes", "slow total ms")
-    for verdict, writes, total, slow, slow_total in verdict_totals(a.writes).iter_rows():
-        t.add_row(
-            Text(verdict or "", style=_VERDICT_STYLE.get(verdict or "", "")),
-            str(writes),
-            fmt_ms(total),
-            str(slow),
-            fmt_ms(slow_total),
-        )
-    return t
-
-
-def _top(a: Analysis, console: Console, top: int) -> Table:
-    labels = [f.source.label for f in a.files]
-    t = make_table(
-        f"Top {top} slowest writes",
-        console,
-        "sent (UTC)",
-        "thr",
-        "seq",
-        "msgid",
-        "total",
-        *COMPONENTS,
-        "verdict",
-        "evidence",
-    )
-    for w in slowest(a.writes, top).iter_rows(named=True):
-        sides = [(w["primary_file"], w["primary_line"]), (w["standby_file"], w["standby_line"])]
-        evidence = "\n".join(f"{short_label(f, labels)}:{n}" for f, n in sides if f is not None)
-        t.add_row(
-            w["sent_at"].strftime("%Y-%m-%d %H:%M:%S.%f"),
-            str(w["thread"]),
-            str(w["seq"]),
-            str(w["msgid"]),
-            fmt_ms(w["total_ms"], w["resolution_ms"]),
-            fmt_ms(w["network_ms"], w["resolution_ms"]),
-            fmt_ms(w["rfs_io_ms"]),
-            fmt_ms(w["rfs_other_ms"], w["resolution_ms"]),
-            Text(w["verdict"] or "one side only", style=_VERDICT_STYLE.get(w["verdict"] or "", "")),
-            evidence,
-        )
-    return t
-
-
-def _warnings(a: Analysis, console: Console) -> Table:
-    labels = [f.source.label for f in a.files]
-    t = make_table(
-        "LGWR warnings (long writes, broadcast waits) and their remote part",
-        console,
-        "at (UTC)",
-        "kind",
-        "thr",
-        "elapsed",
-        "size KB",
-        "msgid",
-        "remote",
-        *COMPONENTS,
-        "verdict",
-        "evidence",
-    )
-    for w in a.warnings.iter_rows(named=True):
-        at = w["at"].strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if w["at"] else ""
-        t.add_row(
-            at,
-            WARNING_KINDS.get(w["kind"], w["kind"]),
-            "" if w["thread"] is None else str(w["thread"]),
-            str(w["elapsed_ms"]),
-            "" if w["size_kb"] is None else str(w["size_kb"]),
-            "-" if w["msgid"] is None else str(w["msgid"]),
-            fmt_ms(w["remote_total_ms"]),
-            fmt_ms(w["network_ms"]),
-            fmt_ms(w["rfs_io_ms"]),
-            fmt_ms(w["rfs_other_ms"]),
-            w["verdict"] or "no remote write found",
-            f"{short_label(w['file'], labels)}:{w['line']}",
-        )
-    return t
-
-
-def _section(title: str, table: SectionTable, console: Console) -> Table:
-    """A section table shared with the Markdown and HTML reports, as a terminal table."""
-    t = make_table(title, console)
-    for name, numeric in zip(table.headers, table.numeric(), strict=True):
-        t.add_column(name, justify="right" if numeric else "left")
-    for row in table.rows:
-        t.add_row(*row)
-    return t
-
-
-def _clock(a: Analysis, console: Console) -> Table:
-    title = "Clock offset: standby minus primary (from the writes with the smallest round trips)"
-    t = make_table(title, console, "primary", "standby", "offset ms", "bound ms", "writes used", "source", "note")
-    for r in a.clock.iter_rows(named=True):
-        t.add_row(
-            r["primary_host"] or "",
-            r["standby_host"] or "",
-            f"{r['offset_ms']:+,.3f}",
-            f"{r['bound_ms']:,.3f}",
-            str(r["writes_used"]),
-            r["source"],
-            r["warning"] or (f"{r['causal_violations']} causal violation(s)" if r["causal_violations"] else ""),
-        )
-    return t
-
-
-def _coverage(a: Analysis, console: Console) -> Table:
-    labels = [f.source.label for f in a.files]
-    t = make_table(
-        "Coverage (every line: parsed + ignored + unparsed)",
-        console,
-        "file",
-        "lines",
-        "parsed",
-        "ignored",
-        "unparsed",
-        "first unparsed reason",
-    )
-    for f in a.files:
-        un = f.parsed.tables["unparsed"]
-        reason = f"line {un['line'][0]}: {un['reason'][0]}" if un.height else ""
-        t.add_row(
-            short_label(f.source.label, labels),
-            str(f.stats.lines),
-            str(sum(f.parsed.parsed.values())),
-            str(sum(f.parsed.ignored.values())),
-            str(un.height),
-            reason,
-        )
-    return t
-
-
-def _unmatched(a: Analysis, console: Console) -> Table:
-    t = make_table("Unmatched messages by reason", console, "side", "reason", "count")
-    for side, reason, count in a.unmatched.group_by("side", "reason").len().sort("len", descending=True).iter_rows():
-        t.add_row(side, reason, str(count))
-    return t
-
-
-def render_text(a: Analysis, out: TextIO, top: int) -> None:
-    """Write the human-readable report."""
-    console = Console(file=out, width=200 if not out.isatty() else None, highlight=False, soft_wrap=False)
-    console.print(Text("dgtrace: Data Guard SYNC remote writes", style="bold"))
-    for part in (_files(a, console), _matching(a)):
-        console.print(part)
-    if a.writes.height:
-        for table in (
-            _stats(a, console),
-            _histogram(a, console),
-            _verdicts(a, console),
-            _top(a, console, top),
-        ):
-            console.print(table)
-    if a.clock.height:
-        console.print(_clock(a, console))
-    if a.warnings.height:
-        console.print(_warnings(a, console))
-    context = Context.of(a, top)
-    around = events_table(context)
-    if around.rows:
-        console.print(_section("Log writer and alert-log events around the writes", around, console))
-    if a.gaps.height:
-        console.print(
-            _section("Missing segments (no evidence from that host in between)", gaps_table(context), console)
-        )
-    if a.destinations.height:
-        console.print(_section("Redo transport destinations (alert logs)", destinations_table(context), console))
-    if a.unmatched.height:
-        console.print(_unmatched(a, console))
-    console.print(_coverage(a, console))
-    for note in doc.notes(a):
-        console.print(Text(f"Note: {note}", style="dim"))
-    if a.skipped:
-        console.print(Text(f"{len(a.skipped)} input(s) skipped (see --format json 'files')", style="dim"))

@@ -9,9 +9,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analyzer.batch.run import Interrupted, run_batch
+from analyzer.batch.run import run_batch
 from analyzer.batch.store import Dataset
-from analyzer.errors import ExitCode, NoInputError, UsageError
+from analyzer.errors import ExitCode, Interrupted, NoInputError, UsageError
 from tests.batch.helpers import INLINE, batch, check_against_truth, copy_share, snapshot, truth, writes
 
 

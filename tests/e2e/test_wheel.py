@@ -35,7 +35,7 @@ def test_wheel_contains_every_grammar_and_the_package(wheel: Path) -> None:
     assert "analyzer/cli.py" in names and "analyzer/py.typed" in names
     assert not any(n.startswith(("tests/", "samples/", "scripts/")) for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "dgtrace = analyzer.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "dgtrace = analyzer.__main__:main" in zipfile.ZipFile(wheel).read(entry).decode()
     licence = [n for n in names if n.endswith("LICENSE")]
     assert licence and "Apache License" in zipfile.ZipFile(wheel).read(licence[0]).decode()
 

@@ -15,7 +15,9 @@ import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.report.html import MAX_BARS, render_html, timeline_points
+from analyzer.report.context import Context
+from analyzer.report.html import render_html
+from analyzer.report.plots import BUCKETS, PER_WRITE, bucket_stats, bucket_width, timeline_figure
 from analyzer.schemas import WRITES
 from analyzer.zones import TimeZones
 from tests.conftest import invoke
@@ -100,15 +102,10 @@ def test_plots_and_sections_are_present(page: tuple[str, Page]) -> None:
     for plot in PLOTS:
         assert "plotly-graph-div" in parsed.ids[plot]
         assert re.search(rf'Plotly\.newPlot\(\s*"{plot}",', text), plot
-    for heading in ("Facts", "Recommendations", "Timeline", "Log switches", "Histogram", "Top 10 slowest writes"):
+    for heading in ("Facts", "Recommendations", "Timeline", "Log switches", "Percentiles (ms)", "Histogram"):
         assert f"<h2>{heading}</h2>" in text
-    for heading in (
-        "LGWR warnings (long writes, broadcast waits)",
-        "Unmatched messages",
-        "Unparsed lines",
-        "Notes",
-        "Files",
-    ):
+    warnings = "LGWR warnings (long writes, broadcast waits)"
+    for heading in (warnings, "Unmatched messages", "Unparsed lines", "Notes and caveats", "Files"):
         assert f"<h2>{heading}</h2>" in text
     assert "<p>Every message found its partner.</p>" in text
 
@@ -117,8 +114,8 @@ def test_verdict_top_writes_and_recommendations(page: tuple[str, Page]) -> None:
     text, parsed = page
     assert f'<p class="verdict">{VERDICT}</p>' in text
     assert "<td>2014-12-02 15:46:34.598000</td>" in text
-    assert "prim01/diag/rdbms/boston/boston1/trace/boston1_nss2_4401.trc:101<br>" in text
-    assert "stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_8802.trc:143" in text
+    assert "prim01/<wbr>diag/<wbr>rdbms/<wbr>boston/<wbr>boston1/<wbr>trace/<wbr>boston1_nss2_4401.trc:101<br>" in text
+    assert "chicago1_rfs_8802.trc:143" in text
     assert {"rec-standby-redo-logs", "rec-fast-sync", "rec-network"} <= set(parsed.ids)
     assert "<td>Oracle versions</td><td>11.2.0.4.0</td>" in text
     assert '"log switch"' not in text and '"LGWR warning"' in text  # the sample has warnings, no switch
@@ -165,30 +162,41 @@ def _many_writes(count: int, seconds: float) -> pl.DataFrame:
     return pl.DataFrame({name: data.get(name, [None] * count) for name in WRITES}, schema=WRITES)
 
 
-def test_large_timelines_keep_the_slowest_write_of_each_bin() -> None:
+def test_large_timelines_are_drawn_per_time_bucket() -> None:
     writes = _many_writes(20_000, 3_600.0)
-    points, caption = timeline_points(writes)
-    assert points.height <= MAX_BARS
-    assert caption == "the slowest write of each 2s (20,000 writes)"
-    assert points["in_bin"].sum() == 20_000
-    assert points["total_ms"].max() == 500.0
+    every = bucket_width(writes)
+    stats = bucket_stats(writes, every)
+    assert every == "10s" and stats.height <= BUCKETS
+    assert stats["writes"].sum() == 20_000 and stats["slow"].sum() == 1
+    assert stats["total_max"].max() == 500.0 and stats["total_p50"].max() == 2.0
 
 
-def test_small_timelines_show_every_write() -> None:
-    points, caption = timeline_points(_many_writes(100, 60.0))
-    assert points.height == 100 and caption == "every matched write (100)"
+def test_small_timelines_show_every_write(paper: Analysis) -> None:
+    small = dataclasses.replace(paper, writes=_many_writes(100, 60.0))
+    figure, caption = timeline_figure(Context.of(small, 10))
+    assert caption.startswith("every matched write (100)")
+    assert [len(bar.x) for bar in figure.data[:3]] == [100, 100, 100]
 
 
 def test_large_report_stays_small(paper: Analysis, tmp_path: Path) -> None:
-    """100,000 writes: the page carries at most MAX_BARS bars, so it stays a few MB beyond plotly.js itself."""
+    """100,000 writes: the timeline is per time bucket, the slow writes as points, so the page stays
+    a few hundred KB beyond plotly.js itself."""
     big = dataclasses.replace(paper, writes=_many_writes(100_000, 7_200.0))
+    assert big.writes.height > PER_WRITE
     target = tmp_path / "big.html"
     with target.open("w", encoding="utf-8") as out:
         render_html(big, out, 10)
     text = target.read_text(encoding="utf-8")
-    assert "the slowest write of each 5s (100,000 writes)" in text
-    assert '"log switch"' in text
-    assert len(text) < 12_000_000
+    assert "100,000 matched writes per 30s: p50, p99 and max of the total" in text
+    assert '"log switches per 30s"' in text and '"slow write: standby I\\u002fO (RFS write)"' in text
+    library = len(_plotly_js_text())
+    assert len(text) - library < 1_000_000
+
+
+def _plotly_js_text() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return str(get_plotlyjs())
 
 
 def _chromium() -> str | None:
@@ -198,12 +206,67 @@ def _chromium() -> str | None:
 @pytest.mark.slow
 def test_html_renders_in_chromium(report: Path, tmp_path: Path) -> None:
     """Headless Chromium with the network blocked: no console message, three plots drawn, a screenshot."""
+    dom, stderr, shot = _chromium_run(report, tmp_path, 1400, 2000)
+    console = [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+    assert console == []  # no error, no warning, no refused request
+    starts = [dom.index(f'id="{plot}"') for plot in PLOTS]
+    for plot, start, end in zip(PLOTS, starts, [*starts[1:], len(dom)], strict=True):
+        drawn = dom[start:end]
+        assert 'class="plot-container plotly"' in drawn, plot
+        assert drawn.count('class="main-svg"') >= 2, plot
+        assert drawn.count('class="point"') >= 6, plot  # bars were drawn, not just axes
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000
+
+
+def test_percentiles_as_awr_users_read_them(page: tuple[str, Page]) -> None:
+    text, _ = page
+    assert "<h2>Percentiles (ms)</h2>" in text
+    header = '<th>component</th><th class="num">writes</th><th class="num">mean ms</th><th class="num">p50 ms</th>'
+    assert header in text
+    assert (
+        '<td>rfs_io</td><td class="num">66</td><td class="num">3.378</td><td class="num">0.938</td>'
+        '<td class="num">1.262</td><td class="num">1.471</td><td class="num">162.679</td>'
+    ) in text
+
+
+def test_skipped_inputs_are_summarised_by_reason(tmp_path: Path) -> None:
+    """3,000 `.trm` trace maps next to the traces: one row with the count, not 3,000."""
+    folder = tmp_path / "upload"
+    shutil.copytree("samples/paper-2014", folder)
+    for n in range(3000):
+        (folder / f"x_{n}.trm").write_bytes(b"\x00\x01")
+    target = tmp_path / "r.html"
+    invoke(["analyze", str(folder), "--tz", "-07:00", "--format", "html", "-o", str(target)])
+    text = target.read_text(encoding="utf-8")
+    assert "<h2>Inputs not read (3,000), by reason</h2>" in text
+    assert text.count("x_1") < 3 and '<td class="num">3,000</td>' in text
+
+
+def test_trace_text_is_escaped(tmp_path: Path) -> None:
+    from tests.builders import ack, krs, send
+    from tests.conftest import write
+
+    host = "prim02<script>alert(6)</script>"
+    lines = ["Trace file /u01/x/db1_nss2_1.trc", f"Node name:\t{host}", "", "*** 2014-12-02 08:46:34.000"]
+    lines += [send(1), krs("2014-12-02 08:46:34.598", "5837 krsu.c"), krs("2014-12-02 08:46:34.600", "6058 krsu.c")]
+    write(tmp_path / "<img src=x>" / "db1_nss2_1.trc", [*lines, ack(1)])
+    target = tmp_path / "r.html"
+    invoke(["analyze", str(tmp_path), "--format", "html", "-o", str(target)])
+    text = target.read_text(encoding="utf-8")
+    body = text[text.index("</head>") :]
+    assert "<script>alert(6)" not in body and "<img src=x>" not in body
+    assert "prim02&lt;script&gt;alert(6)&lt;/script&gt;" in body
+
+
+def _chromium_run(page: Path, tmp_path: Path, width: int, height: int) -> tuple[str, str, Path]:
+    """(DOM after the scripts ran, stderr, screenshot) of a page in headless Chromium, network blocked."""
     browser = _chromium()
     if browser is None:
         pytest.skip(
             "chromium not installed: no 'chromium' or 'chromium-browser' on PATH (Debian: apt-get install chromium)"
         )
-    shot = tmp_path / "report.png"
+    shot = tmp_path / "page.png"
     command = [
         browser,
         "--headless",
@@ -219,23 +282,45 @@ def test_html_renders_in_chromium(report: Path, tmp_path: Path) -> None:
         "--host-resolver-rules=MAP * ~NOTFOUND",
         "--enable-logging=stderr",
         "--v=0",
-        "--virtual-time-budget=5000",
-        "--window-size=1400,2000",
+        "--virtual-time-budget=15000",
+        f"--window-size={width},{height}",
         f"--screenshot={shot}",
         "--dump-dom",
-        report.as_uri(),
+        page.as_uri(),
     ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stderr[-2000:]
-    console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
-    assert console == []  # no error, no warning, no refused request
-    dom = run.stdout
-    starts = [dom.index(f'id="{plot}"') for plot in PLOTS]
-    for plot, start, end in zip(PLOTS, starts, [*starts[1:], len(dom)], strict=True):
-        drawn = dom[start:end]
-        assert 'class="plot-container plotly"' in drawn, plot
-        assert drawn.count('class="main-svg"') >= 2, plot
-        assert drawn.count('class="point"') >= 6, plot  # bars were drawn, not just axes
-    assert shot.exists()
-    png = shot.read_bytes()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000
+    return run.stdout, run.stderr, shot
+
+
+#: measures, once the page has loaded, what is wider than its box (written into the DOM for --dump-dom)
+MEASURE = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const wide = [...document.querySelectorAll(".scroll")].filter(e => e.scrollWidth > e.clientWidth + 1).length;
+  document.body.dataset.pageOverflow = String(document.documentElement.scrollWidth > window.innerWidth);
+  document.body.dataset.wideBoxes = String(wide);
+}, 500));
+</script></body>"""
+
+
+@pytest.mark.slow
+def test_a_large_set_in_chromium_at_1400_px(tmp_path: Path) -> None:
+    """About 60,000 writes (with slow writes, LGWR warnings and log switches): the page stays small,
+    the timeline is drawn per time bucket, no table or plot is wider than the 1400 px window, and the
+    browser reports nothing."""
+    from analyzer.simulate.options import SimOptions
+    from analyzer.simulate.runner import simulate
+
+    simulate(tmp_path / "set", SimOptions(scenario="mixed", size_bytes=50 << 20, seed=7))
+    page = tmp_path / "big.html"
+    invoke(["analyze", str(tmp_path / "set"), "--format", "html", "-o", str(page)])
+    text = page.read_text(encoding="utf-8")
+    assert len(text) < 6_000_000
+    page.write_text(text.replace("</body>", MEASURE), encoding="utf-8")
+    dom, stderr, shot = _chromium_run(page, tmp_path, 1400, 3000)
+    assert [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line] == []
+    assert 'data-page-overflow="false"' in dom and 'data-wide-boxes="0"' in dom
+    timeline = dom[dom.index('id="timeline"') : dom.index('id="histogram"')]
+    assert timeline.count('class="point"') < 5_000  # bars and points: a few thousand, not one per write
+    assert "matched writes per" in dom and "slow writes per" in timeline
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

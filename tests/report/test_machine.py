@@ -8,6 +8,7 @@ must equal the plain statement: `write_ndjson` items joined by `,\\n  `, and `wr
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -205,8 +206,46 @@ def test_json_array_keeps_non_finite_floats() -> None:
 
 def test_csv_in_slices_is_the_whole_table(simulated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = analyze([str(simulated)])
-    whole = iso_frame(a.writes).write_csv()
+    whole = iso_frame(a.writes).with_columns(machine.csv_exprs(a.writes.schema)).write_csv()
     monkeypatch.setattr(machine, "SLICE_ROWS", 97)
     out = io.StringIO()
     machine.render_csv(a, out, 10)
     assert out.getvalue() == whole
+
+
+def test_csv_cells_as_people_paste_them() -> None:
+    """Milliseconds rounded to three decimals (no float noise, no -0), text that a spreadsheet would run
+    as a formula quoted, numbers (negative ones too) left as numbers."""
+    frame = pl.DataFrame(
+        {
+            "total_ms": [1.4234999999999998, 0.07900000000000018, -0.0001, -2.5],
+            "count": [-1, 2, 3, 4],
+            "file": ['=HYPERLINK("http://x")', "+1", "-cmd", "@SUM(A1)"],
+            "host": ["\tprim", "\rstby", "ok", "a=b"],
+            "ratio": [0.1 + 0.2, 1.0, 2.0, 3.0],
+        },
+        schema_overrides={"host": pl.Categorical},
+    )
+    out = io.StringIO()
+    machine.write_csv(frame, out)
+    rows = list(csv.reader(io.StringIO(out.getvalue())))
+    assert rows[0] == ["total_ms", "count", "file", "host", "ratio"]
+    assert [r[0] for r in rows[1:]] == ["1.423", "0.079", "0.0", "-2.5"]
+    assert [r[1] for r in rows[1:]] == ["-1", "2", "3", "4"]
+    assert [r[2] for r in rows[1:]] == ['\'=HYPERLINK("http://x")', "'+1", "'-cmd", "'@SUM(A1)"]
+    assert [r[3] for r in rows[1:]] == ["'\tprim", "'\rstby", "ok", "a=b"]
+    assert rows[1][4] == "0.30000000000000004"  # not a duration in ms: written as it is
+
+
+def test_every_csv_table_of_a_simulated_set_has_no_float_noise(simulated: Path) -> None:
+    from analyzer.report.formats import CSV_TABLES
+
+    a = analyze([str(simulated)])
+    for table, render in CSV_TABLES.items():
+        out = io.StringIO()
+        render(a, out, 10)
+        reader = csv.DictReader(io.StringIO(out.getvalue()))
+        for row in reader:
+            for name, value in row.items():
+                if name.endswith("_ms") and value:
+                    assert len(value.split(".")[-1]) <= 3, (table, name, value)

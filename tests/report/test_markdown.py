@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import io
+import re
+from pathlib import Path
+
+import pytest
 
 from analyzer.api import analyze
-from analyzer.report.markdown import Table, markdown_table, render_markdown
+from analyzer.report.markdown import Table, escape, markdown_table, render_markdown
 from scripts.regen_golden import SAMPLES, sample_markdown
-from tests.conftest import ROOT, invoke
+from tests.builders import ack, krs, send
+from tests.conftest import ROOT, invoke, write
 
 GOLDEN = ROOT / "tests" / "golden"
 
@@ -31,18 +36,24 @@ def test_paper_markdown_has_verdict_recommendations_and_evidence() -> None:
     headings = [line for line in lines if line.startswith("#")]
     assert headings == [
         "# dgtrace: Data Guard SYNC remote writes",
-        "## Facts",
         "## Recommendations",
         "### Standby redo logs: a single member each, on the fastest disk group",
         "### Consider Fast Sync (SYNC NOAFFIRM)",
         "### Network: socket buffers at 3 x BDP, SDU 65535, and the network path",
         "## Log switches",
-        "## Top 2 slowest writes",
-        "## LGWR warnings (long writes, broadcast waits)",
         "## Notes",
+        "## Facts",
+        "## Percentiles (ms)",
+        "## Top 2 slowest writes",
+        "## Histogram (writes per bucket, as V$EVENT_HISTOGRAM)",
+        "## Clock offset (standby minus primary)",
+        "## LGWR warnings (long writes, broadcast waits)",
+        "## Files",
     ]
+    assert "| rfs_io | 66 | 3.378 | 0.938 | 1.262 | 1.471 | 162.679 |" in lines  # p50, p90, p99, max per component
+    assert "**Evidence:** From 2 slow writes only, treat as a hint: standby I/O (RFS write) was 54%" in out
     top = [line for line in lines if line.startswith("| 2014-12-02 15:46:")]
-    assert top[0].startswith("| 2014-12-02 15:46:34.598000 | 1 | 1584 | 117468 | 163 | 0 | 162.679 | 0 |")
+    assert top[0].startswith("| 2014-12-02 15:46:34.598000 | 1 | 1584 | 117468 | 163 | 0 | 162.679 | 0 | rfs_io |")
     assert "prim01/diag/rdbms/boston/boston1/trace/boston1_nss2_4401.trc:101<br>stby01/" in top[0]
     assert "Fast Sync is not available" in out  # the sample's traces are 11.2
 
@@ -54,7 +65,7 @@ def test_markdown_without_matched_writes() -> None:
     text = out.getvalue()
     assert "**No remote write was matched: there is no breakdown to give.**" in text
     assert "No recommendation: no remote write was matched." in text
-    assert "| 2014-12-02 15:46:29.211000 | 1 | 1584 | 117450 |  |  | 1.127 | 0 | one side only |  |" in text
+    assert "| 2014-12-02 15:46:29.211000 | 1 | 1584 | 117450 |  |  | 1.127 | 0 | one side only |" in text
     assert "| standby | no primary write with this thread/seq/msgid/oper in the time window | 66 |" in text
 
 
@@ -68,3 +79,41 @@ def test_table_cells_are_escaped_and_numbers_right_aligned() -> None:
         "| a\\|b | 1,234.500 |  |",
         "| two<br>lines | -0.5 |  |",
     ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("prim02<script>alert(6)</script>", "prim02\\<script\\>alert(6)\\</script\\>"),
+        ("![x](http://evil.example/p.png)", "!\\[x\\](http://evil.example/p.png)"),
+        ("[click](javascript:alert(1))", "\\[click\\](javascript:alert(1))"),
+        ("a|b`code`", "a\\|b\\`code\\`"),
+        ("back\\slash", "back\\\\slash"),
+    ],
+)
+def test_trace_text_opens_no_tag_link_image_or_code(raw: str, shown: str) -> None:
+    assert escape(raw) == shown
+
+
+def test_hostile_host_and_file_names_stay_text(tmp_path: Path) -> None:
+    """A host name and a file name from the traces that look like HTML, an image or a link: the Markdown
+    report holds them escaped in every table and sentence, and no raw `<script` or `](`."""
+    host = "prim02<script>alert(6)</script>"
+    lines = [
+        "Trace file /u01/x/db1_nss2_1.trc",
+        f"Node name:\t{host}",
+        "Instance name: db1",
+        "Unix process pid: 1, image: oracle@x (NSS2)",
+        "",
+        "*** 2014-12-02 08:46:34.000",
+        send(1),
+        krs("2014-12-02 08:46:34.598", "5837 krsu.c"),
+        krs("2014-12-02 08:46:34.600", "6058 krsu.c"),
+        ack(1),
+    ]
+    folder = tmp_path / "![x](http:" / "[click](javascript:alert(1))"
+    write(folder / "db1_nss2_1.trc", lines)
+    out = invoke(["analyze", str(tmp_path), "--format", "markdown"]).stdout
+    assert re.search(r"(?<!\\)<(?!br>)", out) is None  # every < but our own <br> escaped
+    assert re.search(r"(?<!\\)[\[\]]", out) is None  # no bracket that could open a link or an image
+    assert "prim02\\<script\\>alert(6)\\</script\\>" in out
