@@ -17,12 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 import polars as pl
 
 from analyzer import links, parse
-from analyzer.archives import Limits
 from analyzer.attribute import tie_warnings
 from analyzer.batches import LINKED, Batched, Matching, candidate_scores, match_links
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, NoInputError
 from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_values, with_content
+from analyzer.limits import Limits
 from analyzer.links import Topology
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file

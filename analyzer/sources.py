@@ -25,31 +25,25 @@ from functools import cache, partial
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from analyzer import archives
-from analyzer.archives import (
+from analyzer import streams
+from analyzer.errors import CorruptInput, LimitExceeded, UsageError
+from analyzer.limits import InputStopped, Limits, Session, Tree
+from analyzer.skips import CORRUPT_ERRORS, Skipped, corrupt, describe, printable, reason_of
+from analyzer.sniff import archive_of, compression_of, not_text, zip_document
+from analyzer.spill import check_stop
+from analyzer.streams import (
     CHUNK,
     COMPRESSION_SUFFIXES,
-    InputStopped,
+    ByteReader,
     Layer,
-    Limits,
     Member,
     Meter,
     Region,
-    Session,
-    Skipped,
-    Tree,
-    archive_of,
-    compression_of,
     decompressing,
-    describe,
-    printable,
-    reason_of,
-    tar_members,
-    zip_members,
+    spool,
 )
-from analyzer.errors import CorruptInput, LimitExceeded, UsageError
-from analyzer.sniff import not_text
-from analyzer.spill import check_stop
+from analyzer.tar_archives import tar_members
+from analyzer.zip_archives import zip_members
 
 __all__ = ["Limits", "Skipped", "Source", "discover"]
 
@@ -87,9 +81,7 @@ _PSEUDO_FILE_SYSTEMS = {
     "rpc_pipefs",
     "nsfs",
 }
-#: first member names of zip-based documents (OOXML, OpenDocument / EPUB, Java archives)
-_ZIP_DOCUMENTS = (b"[Content_Types].xml", b"mimetype", b"META-INF/")
-#: a member label made unique by archives._Labels ends with " [N]"
+#: a member label made unique by streams.Labels ends with " [N]"
 _ENTRY = re.compile(r" \[\d+\]$")
 
 #: what a name found in a folder or an archive asks for: read it as a trace or archive
@@ -372,7 +364,7 @@ class _Finder:
             return
         tree = Tree(self.session, label, info.st_size)
         try:
-            archives.open_file(path).close()
+            streams.open_file(path).close()
         except OSError as exc:
             self.skipped.append(Skipped(label, f"cannot read: {describe(exc)}", partial=True))
             return
@@ -466,7 +458,7 @@ def _expand(member: Member, depth: int, mode: _Mode, session: Session) -> Iterat
         meters.append(Meter(session, member.label, member.tree))
     kind = archive_of(head) or _archive_by_name(member.name)
     if kind is not None:
-        if kind == "zip" and head.startswith(b"PK\x03\x04") and head[30:].startswith(_ZIP_DOCUMENTS):
+        if kind == "zip" and zip_document(head):
             yield Skipped(member.label, "not a text trace: a document or Java archive (zip of XML or classes)")
             return
         depth += len(suffixes) + 1
@@ -516,9 +508,9 @@ def _open_stages(member: Member, suffixes: Sequence[str], meters: list[Meter]) -
     try:
         for suffix, meter in zip(suffixes, meters, strict=False):
             layer = decompressing(layer, suffix, meter)
-    except archives.CORRUPT_ERRORS as exc:
+    except CORRUPT_ERRORS as exc:
         layer.close()
-        raise archives.corrupt(member.label, exc) from exc
+        raise corrupt(member.label, exc) from exc
     return layer
 
 
@@ -529,7 +521,7 @@ def _public_stream(member: Member, suffixes: tuple[str, ...], meters: list[Meter
 def _open_disk(path: Path, label: str, tree: Tree) -> Layer:
     tree.check()
     try:
-        return Layer(archives.open_file(path), label, tree=tree)
+        return Layer(streams.open_file(path), label, tree=tree)
     except OSError as exc:
         raise CorruptInput(f"{label}: cannot read: {describe(exc)}") from exc
 
@@ -560,7 +552,7 @@ def _list_archive(
 
 def _spooled(member: Member, suffixes: list[str], meters: list[Meter], session: Session) -> Region:
     with _open_stages(member, suffixes, meters) as layer:
-        return session.spool(layer, member.label, member.tree)
+        return spool(session, layer, member.label, member.tree)
 
 
 def _wanted(name: str) -> str | None:
@@ -650,7 +642,7 @@ def _open_special(path: Path, label: str, tree: Tree) -> BinaryIO:
     return io.BufferedReader(top, _BUFFER)
 
 
-class _Pipe(archives._ByteReader):
+class _Pipe(ByteReader):
     """A device or FIFO read without ever blocking for long: the wait for data is bounded by the
     input's time budget and broken by stop signals. A FIFO nobody has opened for writing yet is
     waited for; once a writer came and went, an empty read is the end."""
@@ -692,7 +684,7 @@ class _Pipe(archives._ByteReader):
         super().close()
 
 
-class _Replay(archives._ByteReader):
+class _Replay(ByteReader):
     """The bytes already read from a stream, then the rest of the stream."""
 
     def __init__(self, head: bytes, rest: Layer) -> None:
