@@ -91,8 +91,9 @@ class Session:
     into the spool, a `SpooledTemporaryFile` that stays in memory up to
     `Limits.spool_memory_bytes` and then moves to an anonymous file in the system temporary
     directory (already unlinked, so nothing is left behind, even when the process is killed);
-    what it takes is bounded by `Limits.max_spool_bytes` and by the bytes budget left. Open files and the spool are closed when the session is no
-    longer referenced by any source or stream.
+    what it takes is bounded by `Limits.max_spool_bytes` and by the bytes budget left. Open
+    files and the spool are closed when the session is no longer referenced by any source or
+    stream.
     """
 
     def __init__(self, limits: Limits) -> None:
