@@ -239,6 +239,16 @@ def guarded_read(stream: Reader, size: int, label: str, tree: Tree | None) -> by
         raise corrupt(label, exc) from exc
 
 
+def read_up_to(stream: Reader, size: int) -> bytes:
+    """The first `size` bytes of a stream (fewer at its end), however few each read returns."""
+    parts: list[bytes] = []
+    got = 0
+    while got < size and (data := stream.read(size - got)):
+        parts.append(data)
+        got += len(data)
+    return b"".join(parts)
+
+
 def _xz_reader(source: Layer) -> Reader:
     return lzma.LZMAFile(io.BufferedReader(source))
 
@@ -312,6 +322,20 @@ def region_member(region: Region, label: str, name: str, tree: Tree) -> Member:
 
 def _open_region(region: Region, label: str, tree: Tree) -> Layer:
     return Layer(region.window(label), label, tree=tree)
+
+
+def file_member(session: Session, path: Path, label: str, size: int) -> Member:
+    """A file on disk to read: an input of its own, whose tree has its size on disk."""
+    tree = Tree(session, label, size)
+    return Member(label, path.name, partial(_open_file, path, label, tree), Region(session, path, 0, size), tree)
+
+
+def _open_file(path: Path, label: str, tree: Tree) -> Layer:
+    tree.check()
+    try:
+        return Layer(open_file(path), label, tree=tree)
+    except OSError as exc:
+        raise CorruptInput(f"{label}: cannot read: {describe(exc)}") from exc
 
 
 # --- the spool ------------------------------------------------------------------------------
