@@ -16,7 +16,7 @@ from typing import BinaryIO
 from analyzer.classify import BUFFER, HEAD_BYTES, Found, Source
 from analyzer.errors import CorruptInput, LimitExceeded
 from analyzer.limits import InputStopped, Session, Tree
-from analyzer.skips import Skipped, describe
+from analyzer.skips import Skipped, cannot_read
 from analyzer.sniff import archive_of, compression_of, not_text
 from analyzer.spill import check_stop
 from analyzer.streams import CHUNK, ByteReader, Layer, Meter, decompressing, read_up_to
@@ -57,7 +57,7 @@ def _open_special(path: Path, label: str, tree: Tree) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise CorruptInput(f"{label}: cannot read: {describe(exc)}") from exc
+        raise cannot_read(label, exc) from exc
     pipe = Layer(_Pipe(fd, label, tree), label, meter=Meter(tree.session, label, tree, ratio=False))
     top, head = _decompressed(pipe, label, tree)
     refusal = _refusal(head)
@@ -121,7 +121,7 @@ class _Pipe(ByteReader):
             except BlockingIOError:
                 continue
             except OSError as exc:
-                raise CorruptInput(f"{self._label}: cannot read: {describe(exc)}") from exc
+                raise cannot_read(self._label, exc) from exc
             if data:
                 self._connected = True
                 return data

@@ -54,6 +54,11 @@ def describe(exc: BaseException) -> str:
     return " ".join((text or type(exc).__name__).split())
 
 
+def unreadable(label: str, exc: OSError) -> Skipped:
+    """An input the OS does not let us read (its content is lost: the run is partial)."""
+    return Skipped(label, f"cannot read: {describe(exc)}", partial=True)
+
+
 def reason_of(exc: Exception, label: str) -> str:
     """An exception's message as a skip reason for `label` (without repeating the label)."""
     return str(exc).removeprefix(f"{label}: ")
@@ -65,6 +70,11 @@ class Damaged(CorruptInput):
     def __init__(self, label: str, reason: str) -> None:
         super().__init__(f"{label}: {reason}")
         self.reason = reason
+
+
+def cannot_read(label: str, exc: OSError) -> CorruptInput:
+    """The documented exception for a file or device the OS does not let us open or read."""
+    return CorruptInput(f"{label}: cannot read: {describe(exc)}")
 
 
 def corrupt(label: str, exc: BaseException) -> CorruptInput:

@@ -23,7 +23,7 @@ from analyzer.errors import UsageError
 from analyzer.filenames import NOT_TRACE, Mode
 from analyzer.limits import InputStopped, Limits, Session
 from analyzer.pipes import special_input
-from analyzer.skips import Skipped, describe, printable, reason_of
+from analyzer.skips import Skipped, printable, reason_of, unreadable
 from analyzer.streams import Member, file_member
 from analyzer.walk import Target, Walker, inside
 
@@ -85,7 +85,7 @@ class _Finder:
         try:
             info = path.stat()
         except OSError as exc:
-            self.skipped.append(Skipped(label, f"cannot read: {describe(exc)}", partial=True))
+            self.skipped.append(unreadable(label, exc))
             return
         if stat.S_ISDIR(info.st_mode):
             self._walker.walk(path)
@@ -108,7 +108,7 @@ class _Finder:
         try:
             streams.open_file(path).close()
         except OSError as exc:
-            self.skipped.append(Skipped(label, f"cannot read: {describe(exc)}", partial=True))
+            self.skipped.append(unreadable(label, exc))
             return
         self._files[identity] = label
         self._collect(file_member(self.session, path, label, info.st_size), mode)

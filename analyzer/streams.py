@@ -21,7 +21,7 @@ import zstandard
 
 from analyzer.errors import CorruptInput, LimitExceeded
 from analyzer.limits import KiB, MiB, Session, Tree, size_text, timed
-from analyzer.skips import CORRUPT_ERRORS, Damaged, corrupt, describe, printable
+from analyzer.skips import CORRUPT_ERRORS, Damaged, cannot_read, corrupt, describe, printable
 from analyzer.spill import check_stop
 
 if TYPE_CHECKING:
@@ -335,7 +335,7 @@ def _open_file(path: Path, label: str, tree: Tree) -> Layer:
     try:
         return Layer(open_file(path), label, tree=tree)
     except OSError as exc:
-        raise CorruptInput(f"{label}: cannot read: {describe(exc)}") from exc
+        raise cannot_read(label, exc) from exc
 
 
 # --- the spool ------------------------------------------------------------------------------

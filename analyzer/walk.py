@@ -22,7 +22,7 @@ from pathlib import Path
 from analyzer.filenames import Mode, rule
 from analyzer.limits import Limits
 from analyzer.pipes import special_kind
-from analyzer.skips import Skipped, describe, printable
+from analyzer.skips import Skipped, describe, printable, unreadable
 from analyzer.spill import check_stop
 
 #: file systems of the kernel's own objects: a walk does not go into them
@@ -185,7 +185,7 @@ class Walker:
             try:
                 self._entry(entry, boundary, folders)
             except OSError as exc:  # gone, or not stat-able, since the folder was listed
-                self.skipped.append(Skipped(printable(entry.path), f"cannot read: {describe(exc)}", partial=True))
+                self.skipped.append(unreadable(printable(entry.path), exc))
         pending.extend(reversed(folders))
 
     def _entry(self, entry: os.DirEntry[str], boundary: str, folders: list[Path]) -> None:
