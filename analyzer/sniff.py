@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import codecs
 
-#: text looked at to choose the line ends, and (by sources) to tell text from binary data
+#: text looked at to choose the line ends, and (when an input is classified) to tell text from binary data
 SNIFF_BYTES = 64 * 1024
 #: raw bytes looked at to choose the encoding (byte-order mark, zero bytes of UTF-16)
 ENCODING_SAMPLE = 4096
