@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 import polars as pl
 
 from analyzer import alerts, links, parse
-from analyzer.archives import Limits
 from analyzer.attribute import tie_warnings
 from analyzer.batches import LINKED, Batched, Matching, candidate_scores, match_links
 from analyzer.clock import estimate_offsets, one_way
@@ -25,6 +24,7 @@ from analyzer.errors import AnalyzerError, NoInputError
 from analyzer.gaps import find as find_gaps
 from analyzer.gaps import place as place_in_gaps
 from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_values, with_content
+from analyzer.limits import Limits
 from analyzer.links import Topology
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file

@@ -24,7 +24,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from analyzer import __version__
 from analyzer import redact as redaction
 from analyzer.api import Analysis, Options, ProgressHook, analyze
-from analyzer.archives import Limits
 from analyzer.batch.engine import EngineName, EngineSpec
 from analyzer.batch.plan import Settings
 from analyzer.batch.query import trend
@@ -32,6 +31,7 @@ from analyzer.batch.run import run_batch
 from analyzer.errors import AnalyzerError, ExitCode, Interrupted, NoInputError, UsageError
 from analyzer.helptext import Command, Group
 from analyzer.insights import plural
+from analyzer.limits import Limits
 from analyzer.output import os_errno, quiet_stdout, write_report
 from analyzer.report.batch_view import render_summary_json, render_summary_text
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
@@ -420,7 +420,7 @@ def batch_command(
             with _progress(lambda label: label) as hook:
                 summary = run_batch(paths, out, settings, spec, progress=hook)
         except Interrupted as stop:
-            _err.print(f"dgtrace: {stop}; the dataset is consistent, the next run goes on", markup=False)
+            _err.print(f"dgtrace: {stop.message}; the dataset is consistent, the next run goes on", markup=False)
             stopped = stop.signum
         else:
             stopped = 0

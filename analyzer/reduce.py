@@ -27,6 +27,7 @@ import polars as pl
 from analyzer.identify import FileInfo, identify_file
 from analyzer.pairing import pair_events, wait_columns, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
+from analyzer.processes import Streams
 from analyzer.schemas import (
     ADR,
     ALERT,
@@ -45,7 +46,6 @@ from analyzer.schemas import (
     empty,
 )
 from analyzer.spill import IN_MEMORY, INDEX, Piece, Spill
-from analyzer.streams import Streams
 from analyzer.tim import TimClock, anchor_rows, read_tim
 from analyzer.units import format_offset
 from analyzer.vocab import BACKWARD_KINDS, FORWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind

@@ -12,9 +12,9 @@ from datetime import datetime
 
 import polars as pl
 
-from analyzer.archives import Limits
 from analyzer.errors import ExitCode
 from analyzer.identify import FileIdentity
+from analyzer.limits import Limits
 from analyzer.links import Topology
 from analyzer.parse import FAMILIES, Parsed
 from analyzer.read import ReadStats

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -291,6 +292,23 @@ def test_the_sweep_tells_a_reused_pid_from_its_owner(tmp_path: Path) -> None:
     other.mkdir()
     assert spill.sweep(tmp_path) == [reused]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([ours.name, starting.name, other.name])
+
+
+def test_the_sweep_takes_the_folder_of_a_zombie(tmp_path: Path) -> None:
+    """A run killed together with its parent is a zombie until someone collects it (in a container,
+    perhaps never): it has ended, so its folder goes."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        while Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+            time.sleep(0.01)
+        dead = tmp_path / f"dgtrace-{pid}-zombie"
+        dead.mkdir()
+        (dead / "owner").write_text(f"{pid} {_start_ticks(pid)}\n")
+        assert spill.sweep(tmp_path) == [dead]
+    finally:
+        os.waitpid(pid, 0)
 
 
 def test_a_piece_that_cannot_be_written_is_removed_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from analyzer import archives
+from analyzer import streams as archives
 from analyzer.errors import CorruptInput, ExitCode, LimitExceeded, UsageError
 from analyzer.sources import Limits, Skipped, Source, discover
 from tests.conftest import zip_bytes

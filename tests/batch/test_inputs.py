@@ -7,8 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
-from analyzer.archives import Limits
 from analyzer.batch.inputs import load_records, scan
+from analyzer.limits import Limits
 from analyzer.zones import TimeZones
 from tests.batch.helpers import copy_share
 

@@ -6,7 +6,7 @@ import polars as pl
 
 from analyzer.api import Options, analyze_files
 from analyzer.parse import parse_chunk
-from analyzer.streams import MAX_STREAMS, Streams
+from analyzer.processes import MAX_STREAMS, Streams
 from tests.builders import done, krs, read_trace, recv, reduced
 from tests.conftest import lines_frame
 
