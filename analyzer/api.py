@@ -17,14 +17,16 @@ from dataclasses import replace
 
 import polars as pl
 
-from analyzer import links, parse
-from analyzer.archives import Limits
+from analyzer import alerts, links, parse
 from analyzer.attribute import tie_warnings
 from analyzer.awr import AwrReport, read_awr
 from analyzer.batches import LINKED, Batched, Matching, candidate_scores, match_links
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, NoInputError
+from analyzer.gaps import find as find_gaps
+from analyzer.gaps import place as place_in_gaps
 from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_values, with_content
+from analyzer.limits import Limits
 from analyzer.links import Topology
 from analyzer.oratcptest import BaselineRun, read_baseline
 from analyzer.read import ReadStats, read_lines
@@ -35,7 +37,7 @@ from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
 from analyzer.spill import IN_MEMORY, Spill, spill_directory
 from analyzer.transport import Destination, PlacementTally
-from analyzer.vocab import Role
+from analyzer.vocab import FileKind, Role
 from analyzer.zones import TimeZones
 
 __all__ = [
@@ -75,15 +77,16 @@ def read_file(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> Fil
 
 def _chunks(source: Source, stats: ReadStats, session: dict[str, str], tally: PlacementTally) -> Iterator[parse.Parsed]:
     """The parsed chunks of a source; an error ends them (the chunks before it stand). On the way,
-    the first session block's values go to `session` and the RFS I/O waits are placed (`tally`)."""
-    in_header, first = False, True
+    the first session block's values go to `session` and the RFS I/O waits are placed (`tally`).
+    An alert log's lines are parsed as such."""
+    in_header, first, alert = False, True, FileKind.of(source.name) is FileKind.ALERT_LOG
     try:
         with source.opener() as stream:
             for lines in read_lines(stream, stats):
                 if first:
                     session.update(session_values(lines["text"].head(HEAD_LINES)))
                     first = False
-                part, in_header = parse.parse_chunk(lines, in_header)
+                part, in_header = parse.parse_chunk(lines, in_header, alert=alert)
                 tally.add(part.tables["messages"], part.tables["waits"])
                 yield part
     except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
@@ -133,7 +136,8 @@ def link_topology(files: list[FileResult], destinations: Sequence[Destination] =
 def match_sides(files: list[FileResult], options: Options, topology: Topology | None = None) -> Matching:
     """Every link of the files (`link_topology` unless given) matched and attributed in batches."""
     hosts = {f.source.label: f.reduced.info.host or f.source.label for f in files}
-    topology = link_topology(files) if topology is None else topology
+    if topology is None:  # the alert logs' destinations decide where they name the standby
+        topology = link_topology(files, alerts.transport_destinations(alerts.destinations(alerts.entries(files))))
     return match_links(files, topology, hosts, options.threshold_ms, options.window_s)
 
 
@@ -145,6 +149,7 @@ def finish(files: list[FileResult], skipped: list[Skipped], options: Options, ma
     shipments, shipment_clock = _timed(matching.shipments, options)
     warnings = _in_window(tie_warnings(lgwr_lines(files), writes), options, "at")
     unmatched = pl.concat([matching.unpairable, matching.commit.unmatched]).sort("file", "line")
+    unmatched, gaps = place_in_gaps(unmatched, find_gaps(files), clock)
     counts = (matching.commit.primary_exchanges, matching.commit.standby_exchanges)
     if options.since is not None or options.until is not None:  # writes seen on each side inside the window
         counts = (int(writes["primary_file"].is_not_null().sum()), int(writes["standby_file"].is_not_null().sum()))
@@ -161,6 +166,8 @@ def finish(files: list[FileResult], skipped: list[Skipped], options: Options, ma
         shipments=shipments,
         shipment_clock=shipment_clock,
         link_counts=matching.counts,
+        gaps=gaps,
+        destinations=alerts.destinations(alerts.entries(files)),
     )
 
 

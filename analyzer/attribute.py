@@ -148,8 +148,13 @@ def _warning() -> pl.Expr:
 WARNING_SLACK_MS = 2.0
 
 
+#: the log writer warnings tied to remote writes: long local writes and broadcast waits (12.2+)
+WARNING_KINDS = ("log_write", "broadcast_wait")
+
+
 def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
-    """Tie each `log write elapsed time` warning to the remote write(s) it covers (schema `WARNINGS`).
+    """Tie each `log write elapsed time` and `log write broadcast wait time` warning to the remote
+    write(s) it covers (schema `WARNINGS`): fast remote writes under a long one say the time was local.
 
     `lgwr` has the log writer lines of every file (schema LGWR_LINES: `at` is the UTC of the ADR
     line before each, `wthread` the redo thread of that instance, null when unknown). A warning covers the writes
@@ -158,7 +163,7 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
     """
     slack = pl.duration(milliseconds=WARNING_SLACK_MS)
     warn = (
-        lgwr.filter(pl.col("kind") == "log_write")
+        lgwr.filter(pl.col("kind").is_in(WARNING_KINDS))
         .with_row_index("_w")
         .with_columns(
             _from=pl.col("at") - pl.duration(milliseconds=pl.col("elapsed_ms")) - slack,

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from analyzer.grammar import MESSAGE_PREFIXES
-from analyzer.schemas import ADR, KRS, LGWR, MESSAGES, WAITS, empty
+from analyzer.grammar import MAX_LGWR, MAX_MICROS, MAX_OFFSET_MIN, MESSAGE_PREFIXES
+from analyzer.schemas import ADR, HEADER, KRS, LGWR, MESSAGES, WAITS, empty
 
 #: a fast path: rows of one family (line, text) -> (rows per parse table, rows left for the grammar)
 FastPath = Callable[[pl.DataFrame], tuple[dict[str, pl.DataFrame], pl.DataFrame]]
@@ -29,9 +29,10 @@ FastPath = Callable[[pl.DataFrame], tuple[dict[str, pl.DataFrame], pl.DataFrame]
 # 31 characters or so. Offsets from `str.find` count bytes and `str.slice` counts characters, so
 # a key that is sliced at found offsets must be ASCII (`_ascii`).
 #
-# Dates: years 1000-9999 and seconds 00-59 only; year 0 and second 60 are no `datetime` for the
-# grammar, while polars would take them (chrono reads 60 as a leap second).
-_DATE_TIME = r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-5][0-9]"
+# Dates: years 1900-2999 (grammar.YEARS) and seconds 00-59 only; second 60 is no `datetime` for
+# the grammar, while polars would take it (chrono reads 60 as a leap second). Numbers beyond the
+# grammar's ranges (grammar.MAX_MICROS, ...) go to lark, which says why the line is unparsed.
+_DATE_TIME = r"(?:19|2[0-9])[0-9]{2}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-5][0-9]"
 _MESSAGE_TEXTS = "|".join(re.escape(text) for text in MESSAGE_PREFIXES.values())
 #: a message line less its ` msgid=<n>`: one of a few hundred values per chunk (kinds x log sequences)
 MESSAGE_KEY_SHAPE = (
@@ -43,9 +44,14 @@ KRS_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}} {_KRS_SOURCE}$"
 KRS_SOURCE_SHAPE = rf"^{_KRS_SOURCE}$"
 ADR_LOCAL_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}$"
 ADR_ISO_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}(?: \((?:[^()]|\([^()]*\))*\))?$"
+#: a session-block line: an upper-case key, a value in parentheses (one level nested), a bare ADR stamp
+SESSION_SHAPE = (
+    rf"^\*\*\* [A-Z][A-Z_ ]*[A-Z]:\((?:[^()]|\([^()]*\))*\) {_DATE_TIME}\.[0-9]{{1,9}}(?:[+-][0-9]{{2}}:[0-9]{{2}})?$"
+)
 #: a WAIT line less its ` tim=<n>`; parameter values are printable ASCII (the grammar ends a value
-#: at any white space, a form feed too)
-WAIT_KEY_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [A-Za-z#_][^=']*=[!-~]+)*$"
+#: at any white space, a form feed too); a name starts with a printable character but `'` and `=`
+#: (`[!-&(-<>-~]`: `100*mode+namespace=`, `0=`, `name|mode=`) and runs to the next `=`
+WAIT_KEY_SHAPE = r"^WAIT #[0-9]+: nam='[^']*' ela= ?[0-9]+(?: [!-&(-<>-~][^=']*=[!-~]+)*$"
 _LOG_WRITE = "Warning: log write elapsed time "
 LOG_WRITE_SHAPE = rf"^{_LOG_WRITE}[0-9]+ms, size [0-9]+KB$"
 #: a message kind by the first 8 characters of its text ("Client s", "Server f", ...)
@@ -56,6 +62,11 @@ _FRACTION_AT = 24
 
 def _int(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Int64, strict=False)
+
+
+def _below(expr: pl.Expr, limit: int) -> pl.Expr:
+    """The value when it is below `limit` (the grammar's range), else null (the row goes to lark)."""
+    return pl.when(expr < limit).then(expr)
 
 
 def _ascii(expr: pl.Expr) -> pl.Expr:
@@ -166,20 +177,21 @@ def _message_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
     )
 
 
-def _local(digits: int, form: str) -> pl.Expr:
-    """Naive time of a `*** YYYY-MM-DD<form>HH:MM:SS.f` stamp from its first `digits` fraction digits.
+def _local(digits: int, form: str, start: int = 4) -> pl.Expr:
+    """Naive time of a `*** YYYY-MM-DD<form>HH:MM:SS.f` stamp (the date at `start`: an alert log's time
+    line has no stars) from its first `digits` fraction digits.
 
     Whole seconds repeat from line to line, so polars' conversion cache parses each once; the
     fraction is an integer scaled to microseconds.
     """
     text = pl.col("text")
-    seconds = text.str.slice(4, 19).str.to_datetime(f"%Y-%m-%d{form}%H:%M:%S", strict=False, time_unit="us")
-    micros = _int(text.str.slice(_FRACTION_AT, digits)) * 10 ** (6 - digits)
+    seconds = text.str.slice(start, 19).str.to_datetime(f"%Y-%m-%d{form}%H:%M:%S", strict=False, time_unit="us")
+    micros = _int(text.str.slice(start + 20, digits)) * 10 ** (6 - digits)
     return seconds + pl.duration(microseconds=micros)
 
 
 def stamps(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
-    """krs stamps and bare ADR lines of both generations; session lines go to the grammar.
+    """krs stamps, bare ADR lines of both generations and session lines (`*** MODULE NAME:(x) <stamp>`).
 
     A file prints one precision: the krs stamps with that of the first ones of the chunk are
     taken by a shape with exactly that many fraction digits, at fixed offsets; the others (another
@@ -194,8 +206,25 @@ def stamps(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     krs, bad_krs = _keep(_per_distinct(krs, "_src", _sources), ["local", "src_line"], KRS)
     adr_local, rest = _take(rest, ADR_LOCAL_SHAPE, text.str.len_bytes() - _FRACTION_AT, _adr_local)
     adr_iso, rest = _take(rest, ADR_ISO_SHAPE, text.str.slice(_FRACTION_AT, 10).str.find("[+-]"), _adr_iso)
-    adr, bad_adr = _keep(pl.concat([adr_local, adr_iso]).sort("line"), ["local"], ADR)
-    return {"krs": krs, "adr": adr}, pl.concat([rest, bad_krs, bad_adr])
+    session, rest = _sessions(rest)
+    adr, bad_adr = _keep(pl.concat([adr_local, adr_iso, session]).sort("line"), ["local"], ADR)
+    return {"krs": krs, "adr": adr}, pl.concat([rest, bad_krs, bad_adr.join(rows, on="line").select("line", "text")])
+
+
+def _sessions(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Session-block lines (`*** SESSION ID:(9.1) <stamp>`; 10046 traces print one at every module or
+    action change): their stamp, the text after the value, is read as a bare ADR line would be."""
+    text = pl.col("text")
+    if rows.is_empty():
+        return _adr_local(rows.clear(), 0), rows
+    ok = rows.select(text.str.contains(SESSION_SHAPE)).to_series()
+    if not ok.any():
+        return _adr_local(rows.clear(), 0), rows
+    bare = rows.filter(ok).with_columns(text=pl.lit("*** ") + text.str.extract(r"\) ([^)]+)$", 1))
+    local, left = _take(bare, ADR_LOCAL_SHAPE, text.str.len_bytes() - _FRACTION_AT, _adr_local)
+    iso, left = _take(left, ADR_ISO_SHAPE, text.str.slice(_FRACTION_AT, 10).str.find("[+-]"), _adr_iso)
+    unread = rows.join(left.select("line"), on="line")  # no shape of ours: their own text to the grammar
+    return pl.concat([local, iso]), pl.concat([rows.filter(~ok), unread]).sort("line")
 
 
 def _krs_shape(digits: int) -> str:
@@ -265,14 +294,17 @@ def _adr_local(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
     )
 
 
-def _adr_iso(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
-    """ISO ADR lines: the zone `+HH:MM` follows the fraction."""
+def _adr_iso(rows: pl.DataFrame, fraction: int, start: int = 4) -> pl.DataFrame:
+    """ISO ADR lines (the date at `start`): the zone `+HH:MM` follows the fraction."""
     digits = min(fraction, 6)
-    zone = pl.col("text").str.slice(_FRACTION_AT + fraction, 6)
+    zone = pl.col("text").str.slice(start + 20 + fraction, 6)
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
     minutes = _int(zone.str.slice(1, 2)) * 60 + _int(zone.str.slice(4, 2))
+    valid = (_int(zone.str.slice(4, 2)) < 60) & (minutes <= MAX_OFFSET_MIN)  # else lark says why
     return rows.with_columns(
-        local=_local(digits, "T"), digits=pl.lit(digits, pl.Int8), utc_offset_min=(sign * minutes).cast(pl.Int32)
+        local=pl.when(valid).then(_local(digits, "T", start)),
+        digits=pl.lit(digits, pl.Int8),
+        utc_offset_min=(sign * minutes).cast(pl.Int32),
     )
 
 
@@ -308,12 +340,24 @@ def waits(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
 
 
 def _waits(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
-    return _keep(out.with_columns(tim=_digits(pl.col("_number"))), ["cursor", "ela_us", "tim"], WAITS)
+    if _mostly_distinct(cut["_key"]):  # a foreground's waits name their blocks: parse each row, no join
+        out = cut.hstack(_wait_fields(cut.select("_key"), suffix).drop("_key"))
+    else:
+        out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
+    numbers = {"tim": _below(_digits(pl.col("_number")), MAX_MICROS), "ela_us": _below(pl.col("ela_us"), MAX_MICROS)}
+    return _keep(out.with_columns(**numbers), ["cursor", "ela_us", "tim"], WAITS)
 
 
-def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
-    """Canonical WAIT keys (a line less its ` tim=<n>`, followed by `suffix`) with cursor, event and elapsed time.
+def _mostly_distinct(keys: pl.Series) -> bool:
+    """More than half of the keys differ (estimated: HyperLogLog): parsing each key then costs less than
+    finding the distinct ones and joining them back."""
+    estimate = keys.approx_n_unique() if keys.len() > 64 else 0
+    return isinstance(estimate, int) and estimate * 2 > keys.len()
+
+
+def _wait_fields(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
+    """Every WAIT key (a line less its ` tim=<n>`, followed by `suffix`) with cursor, event and elapsed
+    time; null fields for a key of another shape (the row goes to the grammar).
 
     No parameter may be named `tim` (the grammar ends the parameters there): a key holding
     ` tim=` goes to the grammar.
@@ -321,18 +365,26 @@ def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
     key = pl.col("_bare")
     name_at = key.str.find(": nam='", literal=True)
     ela_at = key.str.find("' ela=", literal=True)  # the event holds no quote: this is its end
-    ok = key.str.contains(WAIT_KEY_SHAPE) & ~key.str.contains(" tim=", literal=True) & _ascii(key)
+    ok = pl.col("_key").str.ends_with(suffix) & key.str.contains(WAIT_KEY_SHAPE)
+    ok = ok & ~key.str.contains(" tim=", literal=True) & _ascii(key)
+    good = pl.col("_ok")
     return (
-        keys.filter(pl.col("_key").str.ends_with(suffix))
-        .with_columns(_bare=pl.col("_key").str.strip_suffix(suffix))
-        .filter(ok)
+        keys.with_columns(_bare=pl.col("_key").str.strip_suffix(suffix))
+        .with_columns(_ok=ok)
         .with_columns(
-            cursor=_int(key.str.slice(6, name_at - 6)),
-            event=key.str.slice(name_at + 7, ela_at - name_at - 7),
-            ela_us=_int(key.str.slice(ela_at + 6).str.strip_prefix(" ").str.splitn(" ", 2).struct.field("field_0")),
+            cursor=pl.when(good).then(_int(key.str.slice(6, name_at - 6))),
+            event=pl.when(good).then(key.str.slice(name_at + 7, ela_at - name_at - 7)),
+            ela_us=pl.when(good).then(
+                _int(key.str.slice(ela_at + 6).str.strip_prefix(" ").str.splitn(" ", 2).struct.field("field_0"))
+            ),
         )
-        .drop("_bare")
+        .drop("_bare", "_ok")
     )
+
+
+def _wait_keys(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:
+    """The canonical WAIT keys among distinct ones, with their fields (see `_wait_fields`)."""
+    return _wait_fields(keys, suffix).filter(pl.col("cursor").is_not_null())
 
 
 def log_writes(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
@@ -344,9 +396,68 @@ def log_writes(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFram
     size_at = text.str.find("ms, size ", literal=True)
     out = rows.filter(ok).with_columns(
         kind=pl.lit("log_write"),
-        elapsed_ms=_int(text.str.slice(len(_LOG_WRITE), size_at - len(_LOG_WRITE))),
-        size_kb=_int(text.str.slice(size_at + 9).str.strip_suffix("KB")),
+        elapsed_ms=_below(_int(text.str.slice(len(_LOG_WRITE), size_at - len(_LOG_WRITE))), MAX_LGWR),
+        size_kb=_below(_int(text.str.slice(size_at + 9).str.strip_suffix("KB")), MAX_LGWR),
         detail=pl.lit(None, pl.String),
     )
     out, bad = _keep(out, ["elapsed_ms", "size_kb"], LGWR)
     return {"lgwr": out}, pl.concat([rows.filter(~ok).select("line", "text"), bad])
+
+
+#: an alert log's time line from 12.2 on: ISO with the zone, alone on its line
+ALERT_TIME_SHAPE = rf"^{_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}$"
+
+
+def alert_times(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """The ISO time lines of an alert log (one above each entry: about half its lines) -> ADR rows;
+    the other alert lines go to the grammar."""
+    if rows.is_empty():
+        return {"adr": empty(ADR)}, rows
+    length = pl.col("text").str.len_bytes() - 26  # the fraction: between the 20 characters and the zone
+    times, rest = _take(rows, ALERT_TIME_SHAPE, length, functools.partial(_adr_iso, start=0))
+    adr, bad = _keep(times, ["local"], ADR)
+    return {"adr": adr}, pl.concat([rest, bad]).sort("line")
+
+
+#: the keys of the trace-header lines every file repeats (the `field` rule of grammars/header.lark);
+#: the other header lines (banner, process, trace file, rarer keys) go to the grammar
+HEADER_KEYS = (
+    "ORACLE_HOME",
+    "Build label",
+    "System name",
+    "Node name",
+    "Release",
+    "Version",
+    "Machine",
+    "VM name",
+    "CLID",
+    "Instance name",
+    "Instance number",
+    "Database name",
+    "Database unique name",
+    "Database id",
+    "Database role",
+    "Redo thread mounted by this instance",
+    "Oracle binary inode",
+    "Oracle process number",
+)
+HEADER_FIELD_SHAPE = r"^(?:" + "|".join(re.escape(k) for k in HEADER_KEYS) + r")[ \t]*[:=]"
+
+
+def header_fields(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """Header lines `Key:<TAB>value`, `Key: value`, `Key = value` of the usual keys -> HEADER rows
+    (kind `field`); a key and its value are cut at the first `:` or `=` after the key."""
+    if rows.is_empty():
+        return {"header": empty(HEADER)}, rows
+    text = pl.col("text")
+    ok = rows.select(text.str.contains(HEADER_FIELD_SHAPE)).to_series()
+    if not ok.any():
+        return {"header": empty(HEADER)}, rows
+    cut = text.str.find("[:=]")
+    fields = rows.filter(ok).select(
+        "line",
+        kind=pl.lit("field"),
+        key=text.str.slice(0, cut).str.strip_chars(),
+        value=text.str.slice(cut + 1).str.strip_chars(),
+    )
+    return {"header": fields.cast(HEADER)}, rows.filter(~ok)

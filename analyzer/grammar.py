@@ -11,9 +11,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import stat
-from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,59 @@ from typing import Any
 from lark import Lark, Token, Transformer, UnexpectedInput, UnexpectedToken
 from lark import __version__ as lark_version
 from lark.exceptions import VisitError
+
+from analyzer.records import (
+    MAX_LGWR,
+    MAX_MICROS,
+    MAX_OFFSET_MIN,
+    YEARS,
+    AdrStamp,
+    AlertEvent,
+    FileMarker,
+    HeaderLine,
+    KrsStamp,
+    LgwrLine,
+    LineError,
+    Message,
+    Record,
+    SessionLine,
+    Wait,
+    check,
+    parse_iso,
+    parse_local,
+)
+
+__all__ = [
+    "ALERT_LINE",
+    "LGWR_PREFIXES",
+    "MAX_LGWR",
+    "MAX_MICROS",
+    "MAX_OFFSET_MIN",
+    "MESSAGE_PREFIXES",
+    "YEARS",
+    "AdrStamp",
+    "AlertEvent",
+    "Family",
+    "FileMarker",
+    "HeaderLine",
+    "KrsStamp",
+    "LgwrLine",
+    "LineError",
+    "Message",
+    "Record",
+    "SessionLine",
+    "Wait",
+    "cache_dir",
+    "cache_file",
+    "check",
+    "describe",
+    "grammar_dir",
+    "grammar_path",
+    "parse_iso",
+    "parse_line",
+    "parse_local",
+    "parser",
+]
 
 
 class Family(StrEnum):
@@ -31,6 +83,7 @@ class Family(StrEnum):
     WAIT = "wait"
     LGWR = "lgwr"
     HEADER = "header"
+    ALERT = "alert"
 
 
 #: the four event-16410 message texts, by kind (grammars/transport.lark; a test parses each)
@@ -42,117 +95,31 @@ MESSAGE_PREFIXES = {
 }
 #: literal starts of log writer lines (grammars/lgwr.lark)
 LGWR_PREFIXES = ("Warning: log write ", "kcrfw_alfs_update_mode:", "Log file sync switching to ")
-
-
-# ---------------------------------------------------------------------------- records
-@dataclass(frozen=True, slots=True)
-class Message:
-    """An event-16410 message (`kind` is client_send, client_recv, server_recv, server_done)."""
-
-    kind: str
-    func: str
-    oper: str
-    flag: str
-    thread: int
-    seq: int
-    msgid: int
-
-
-@dataclass(frozen=True, slots=True)
-class KrsStamp:
-    """A redo-transport stamp: naive local time plus the C source location that wrote it."""
-
-    local: datetime
-    digits: int
-    src_file: str
-    src_line: int
-
-
-@dataclass(frozen=True, slots=True)
-class AdrStamp:
-    """An ADR wall-clock line; `utc_offset_min` only for the 12.2+ ISO form."""
-
-    local: datetime
-    digits: int
-    utc_offset_min: int | None
-    container: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionLine:
-    """A session-block line such as `*** SESSION ID:(9.1) <timestamp>`."""
-
-    key: str
-    value: str
-    local: datetime
-    digits: int
-    utc_offset_min: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class FileMarker:
-    """`*** TRACE CONTINUED FROM FILE <path> ***` or `*** TRACE FILE RECREATED ... ***`."""
-
-    marker: str
-    path: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """A 10046 WAIT line; `tim` is the wait's end time in the trace's own clock."""
-
-    cursor: int
-    event: str
-    ela_us: int
-    params: str
-    tim: int
-
-
-@dataclass(frozen=True, slots=True)
-class LgwrLine:
-    """A log writer line: `log_write`, `broadcast_wait`, `alfs_update` or `sync_switch`."""
-
-    kind: str
-    elapsed_ms: int | None
-    size_kb: int | None
-    detail: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class HeaderLine:
-    """One trace-header line: `kind` is the grammar rule, `key`/`value` its content."""
-
-    kind: str
-    key: str
-    value: str
-
-
-Record = Message | KrsStamp | AdrStamp | SessionLine | FileMarker | Wait | LgwrLine | HeaderLine
-
-
-class LineError(ValueError):
-    """A line of a known family that its grammar rejects; the message is the reason."""
-
-
-# ---------------------------------------------------------------------------- time helpers
-def parse_local(date: str, time: str) -> tuple[datetime, int]:
-    """Parse `YYYY-MM-DD` and `HH:MM:SS.fff[fff]` into a naive datetime and its digit count."""
-    whole, _, frac = time.partition(".")
-    micro = int((frac + "000000")[:6]) if frac else 0
-    parsed = datetime.strptime(f"{date} {whole}", "%Y-%m-%d %H:%M:%S")
-    return parsed.replace(microsecond=micro), min(len(frac), 6)
-
-
-def parse_iso(text: str) -> tuple[datetime, int, int]:
-    """Parse an ADR ISO timestamp into naive local time, digit count and UTC offset (minutes)."""
-    if text.endswith("Z"):
-        body, offset = text[:-1], 0
-    else:
-        body, sign, zone = text[:-6], text[-6], text[-5:].replace(":", "")
-        offset = (int(zone[:2]) * 60 + int(zone[2:])) * (-1 if sign == "-" else 1)
-    date, _, time = body.partition("T")
-    local, digits = parse_local(date, time)
-    return local, digits, offset
+#: the alert-log lines the alert grammar reads (grammars/alert.lark), one alternative per shape; the
+#: others are ignored. A transport error names a destination with a word of failure, or is an ORA- error
+#: of Data Guard (16xxx), Oracle Net (12xxx) or a lost connection (03113, 03114, 03135)
+_FAILURE = r"(?i:error|fail|time ?out|timed out|hung|reconnect|unsynchronized|abandon|terminat|disconnect|unable)"
+_DESTINATION = r"(?:LOG_ARCHIVE_DEST_[0-9]+|LAD:[0-9]+)"
+ALERT_LINE = "|".join(
+    [
+        r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}",
+        r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-9][0-9] [0-9]{2}:",
+        r"advanced to log sequence",
+        r"SRL selected for |Standby redo logfile selected for ",
+        r": Selected (?:log |LNO:)",
+        r"Assigned to RFS process |Identified database type as ",
+        r"(?:Primary|Standby) database is in ",
+        rf"{_DESTINATION}.*{_FAILURE}|{_FAILURE}.*{_DESTINATION}",
+        r"(?:^|: )ORA-(?:16[0-9]{3}|12[0-9]{3}|0311[34]|03135)",
+        r": Error [0-9]+ received logging on to the standby",
+        r"^[ \t]+[A-Za-z_][A-Za-z0-9_#$]*[ \t]*=",
+        r"^(?i:alter system set )",
+        r"^Oracle .*Release [0-9]",
+        r"^Version [0-9]",
+        r"^Node name:",
+        r"^Starting ORACLE instance",
+    ]
+)
 
 
 # ---------------------------------------------------------------------------- transformers
@@ -207,8 +174,14 @@ class _Stamps(_Base):
     def continued(self, c: list[Token]) -> FileMarker:
         return FileMarker("continued", str(c[0]))
 
+    def continues(self, c: list[Token]) -> FileMarker:
+        return FileMarker("continues", str(c[0]))
+
     def recreated(self, _: list[Token]) -> FileMarker:
         return FileMarker("recreated", None)
+
+    def process(self, c: list[Token]) -> FileMarker:
+        return FileMarker("process", None, int(c[1]))
 
 
 class _Wait(_Base):
@@ -216,7 +189,7 @@ class _Wait(_Base):
         cursor, *rest = c
         event = str(rest[0]) if len(rest) == 4 else ""
         ela, params, tim = rest[-3:]
-        return Wait(int(cursor), event, int(ela), params, int(tim))
+        return Wait(int(cursor), event, check("ela", int(ela), MAX_MICROS), params, check("tim", int(tim), MAX_MICROS))
 
     def params(self, c: list[str]) -> str:
         return " ".join(c)
@@ -227,10 +200,11 @@ class _Wait(_Base):
 
 class _Lgwr(_Base):
     def log_write(self, c: list[Token]) -> LgwrLine:
-        return LgwrLine("log_write", int(c[0]), int(c[1]), None)
+        return LgwrLine("log_write", check("elapsed", int(c[0]), MAX_LGWR), check("size", int(c[1]), MAX_LGWR), None)
 
     def broadcast_wait(self, c: list[Token]) -> LgwrLine:
-        return LgwrLine("broadcast_wait", int(c[0]), None, str(c[1]) if len(c) > 1 else None)
+        elapsed = check("elapsed", int(c[0]), MAX_LGWR)
+        return LgwrLine("broadcast_wait", elapsed, None, str(c[1]) if len(c) > 1 else None)
 
     def alfs_update(self, c: list[Token]) -> LgwrLine:
         detail = f"{c[0]}->{c[1]}" + (f" {str(c[2]).strip()}" if len(c) > 2 else "")
@@ -265,12 +239,102 @@ class _Header(_Base):
         return HeaderLine("os_line", "OS", str(c[0]).strip())
 
 
+_PREFIX = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*)(?:\[\d+\])?(?: \(PID:(?P<pid>\d+)\))?: ")
+_DEST = re.compile(r"LOG_ARCHIVE_DEST_(\d+)|LAD:(\d+)")
+_T_S = re.compile(r"T-(\d+)\.S-(\d+)")
+_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+
+def _of(c: list[Token], *types: str) -> list[str]:
+    return [str(t) for t in c if t.type in types]
+
+
+class _Alert(_Base):
+    """Alert-log lines: each rule reads the tokens it has by type (a prefix, numbers, the tail)."""
+
+    @staticmethod
+    def _event(kind: str, c: list[Token], **fields: int | str | None) -> AlertEvent:
+        """An AlertEvent with the process and pid of its prefixes and the message's tail as detail."""
+        prefixes = [m for t in _of(c, "PREFIX") if (m := _PREFIX.fullmatch(t))]
+        process = next((m["name"].upper() for m in prefixes if m["pid"] or m["name"].isupper()), None)
+        pid = next((int(m["pid"]) for m in prefixes if m["pid"]), None)
+        tail = " ".join(t.strip() for t in _of(c, "REST", "QUOTED", "TRANSPORT_TEXT")) or None
+        values: dict[str, int | str | None] = {"process": process, "pid": pid, "detail": tail, **fields}
+        return AlertEvent(kind, **values)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _thread_seq(c: list[Token], ints: list[int]) -> tuple[int, int]:
+        pair = next((m for t in _of(c, "T_S") if (m := _T_S.fullmatch(t))), None)
+        return (int(pair[1]), int(pair[2])) if pair else (ints[0], ints[1])
+
+    def time_iso(self, c: list[Token]) -> AdrStamp:
+        local, digits, offset = parse_iso(c[0])
+        return AdrStamp(local, digits, offset, None)
+
+    def time_ctime(self, c: list[Token]) -> AdrStamp:
+        _, month, day, clock, year = str(c[0]).split()
+        local, _ = parse_local(f"{year}-{_MONTHS.index(month) + 1:02d}-{int(day):02d}", clock)
+        return AdrStamp(local, 0, None, None)
+
+    def log_switch(self, c: list[Token]) -> AlertEvent:
+        thread, seq = (int(t) for t in _of(c, "INT"))
+        return self._event("log_switch", c, thread=thread, seq=seq)
+
+    def srl_selected(self, c: list[Token]) -> AlertEvent:
+        ints = [int(t) for t in _of(c, "INT")]
+        named = _of(c, "DEST")
+        thread, seq = self._thread_seq(c, ints)
+        dest = int(named[0].rsplit("_", 1)[1]) if named else ints[-1]
+        return self._event("srl_selected", c, thread=thread, seq=seq, dest=dest)
+
+    def rfs_selected(self, c: list[Token]) -> AlertEvent:
+        log, *ints = (int(t) for t in _of(c, "INT"))
+        thread, seq = self._thread_seq(c, ints)
+        return self._event("rfs_selected", c, thread=thread, seq=seq, log=log)
+
+    def rfs_attach(self, c: list[Token]) -> AlertEvent:
+        ints = _of(c, "INT")  # `Assigned to RFS process <pid>`; 12.2+ names the pid in the prefix
+        if ints:
+            return self._event("rfs_attach", c, pid=int(ints[0]))
+        told = "".join(_of(c, "QUOTED") + [" " * (not t.startswith(":")) + t.strip() for t in _of(c, "REST")])
+        return self._event("rfs_attach", c, detail=told)
+
+    def protection(self, c: list[Token]) -> AlertEvent:
+        return self._event("protection", c, key=_of(c, "DB_ROLE")[0], detail=_of(c, "MODE")[0])
+
+    def transport_error(self, c: list[Token]) -> AlertEvent:
+        code = _of(c, "ORA")
+        found = _DEST.search(" ".join(_of(c, "TRANSPORT_TEXT", "REST")))
+        dest = int(found[1] or found[2]) if found else None
+        return self._event("transport_error", c, dest=dest, key=code[0] if code else None)
+
+    def parameter(self, c: list[Token]) -> AlertEvent:
+        value = _of(c, "VALUE")
+        return AlertEvent("parameter", key=str(c[0]).strip().lower(), detail=value[0].strip() if value else "")
+
+    def parameter_change(self, c: list[Token]) -> AlertEvent:
+        return AlertEvent("parameter_change", key=_of(c, "NAME")[0].lower(), detail=_of(c, "SET_VALUE")[0])
+
+    def startup(self, c: list[Token]) -> AlertEvent:
+        return self._event("startup", c)
+
+    def banner(self, c: list[Token]) -> HeaderLine:
+        return HeaderLine("banner", "banner", str(c[0]).strip())
+
+    def version(self, c: list[Token]) -> HeaderLine:
+        return HeaderLine("version", "Version", str(c[0]).rstrip("."))
+
+    def node(self, c: list[Token]) -> HeaderLine:
+        return HeaderLine("field", "Node name", str(c[0]).strip() if c else "")
+
+
 _TRANSFORMERS: dict[Family, type[_Base]] = {
     Family.TRANSPORT: _Transport,
     Family.STAMPS: _Stamps,
     Family.WAIT: _Wait,
     Family.LGWR: _Lgwr,
     Family.HEADER: _Header,
+    Family.ALERT: _Alert,
 }
 
 
@@ -354,6 +418,10 @@ def parse_line(family: Family, text: str) -> Record:
         raise LineError(f"invalid value: {err}") from None
     if not isinstance(result, Record):
         raise LineError(f"{family.value}: unexpected parse result")  # pragma: no cover
+    for name in result.__slots__:  # every number fits the tables' 64-bit integers
+        value = getattr(result, name)
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise LineError(f"number out of range: {name}={value}")
     return result
 
 

@@ -22,7 +22,7 @@ from analyzer.parse import parse_chunk
 from analyzer.read import ReadStats, read_lines
 from analyzer.schemas import LINES
 from analyzer.sources import Source
-from analyzer.vocab import CLIENT_KINDS, SERVER_KINDS, Duty, Role, Transport
+from analyzer.vocab import ALERT_LOG_NAME, CLIENT_KINDS, SERVER_KINDS, Duty, FileKind, Role, Transport
 
 #: process name -> role (primary senders and log writers; standby receivers)
 PRIMARY_PROCESSES = re.compile(r"^(LGWR|LG\d\d|NSS\d+|NSA\d+|LNS\d*|TT\d\d)$")
@@ -70,6 +70,8 @@ class FileInfo:
     evidence: str
     #: OS process id (Windows: thread id), from the header or the file name
     pid: int | None = None
+    #: a process's trace, or an instance's alert log (by the file name)
+    kind: FileKind = FileKind.TRACE
 
 
 def _header_value(header: pl.DataFrame, key: str) -> str | None:
@@ -89,28 +91,53 @@ def _process_from_header(header: pl.DataFrame) -> str | None:
 def _pid(header: pl.DataFrame) -> int | None:
     proc = header.filter(pl.col("kind") == "process")["value"]
     raw = proc[0].split("|", 1)[0] if len(proc) else ""
-    return int(raw) if raw.isdigit() else None
+    return int(raw) if raw.isdigit() and len(raw) < 19 else None
 
 
-def _version(header: pl.DataFrame) -> str | None:
+def _version(header: pl.DataFrame, latest: bool = False) -> str | None:
+    """The release update (`Version 19.22.0.0.0`, 18c+), else the banner's release; `latest`: the last
+    one (an alert log prints one at each startup, an upgrade included), else the first."""
+    pick = -1 if latest else 0
     version = header.filter(pl.col("kind") == "version")["value"]
     if len(version):
-        return str(version[0])
+        return str(version[pick])
     banner = header.filter(pl.col("kind") == "banner")["value"]
-    found = _RELEASE.search(banner[0]) if len(banner) else None
+    found = _RELEASE.search(banner[pick]) if len(banner) else None
     return found[1] if found else None
 
 
 def _thread(header: pl.DataFrame) -> int | None:
-    raw = _header_value(header, "Redo thread mounted by this instance")
-    if raw is None or not raw.split()[0].isdigit():
+    words = (_header_value(header, "Redo thread mounted by this instance") or "").split()
+    if not words or not words[0].isdigit() or len(words[0]) > 6:  # "1", "0 <none>"; no value, or noise
         return None
-    number = int(raw.split()[0])
-    return number or None
+    return int(words[0]) or None
+
+
+def _alert_log(label: str, name: str, header: pl.DataFrame) -> FileInfo:
+    """An instance's alert log: its instance from the name, its host from `Node name:` or the path."""
+    found = ALERT_LOG_NAME.match(name)
+    instance = found["sid"] if found else None
+    evidence = ["alert log by its name"]
+    host = _header_value(header, "Node name")
+    adr = _ADR_PATH.search(label)
+    if host:
+        evidence.append("host from Node name")
+    elif adr and adr["host"].lower() not in {"u01", "u02", "app", "oracle", "opt"}:
+        host = adr["host"]
+        evidence.append("host from ADR path")
+    elif instance:
+        host = f"instance:{instance}"
+        evidence.append("host unknown: instance name stands in")
+    version = _version(header, latest=True)
+    return FileInfo(
+        label, Role.OTHER, None, instance, host, None, version, "; ".join(evidence), None, FileKind.ALERT_LOG
+    )
 
 
 def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.DataFrame) -> FileInfo:
     """Identify one file from its header lines, its name and its 16410 messages."""
+    if FileKind.of(name) is FileKind.ALERT_LOG:
+        return _alert_log(label, name, header)
     evidence: list[str] = []
     by_name = _NAME.match(name)
     process = _process_from_header(header)
@@ -145,7 +172,7 @@ def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.Data
     elif instance:
         host = f"instance:{instance}"
         evidence.append("host unknown: instance name stands in")
-    pid = _pid(header) or (int(by_name["pid"]) if by_name else None)
+    pid = _pid(header) or (int(by_name["pid"]) if by_name and len(by_name["pid"]) < 19 else None)
     return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence), pid)
 
 

@@ -1,186 +1,28 @@
-"""Findings on the writes table for people: log-switch correlation, per-minute series, verdict, recommendations."""
+"""Findings on the writes table for people: per-minute series, verdict, recommendations (the log-switch
+correlation they draw on is `analyzer.switches`)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import polars as pl
 
 from analyzer import crosscheck
 from analyzer.compare import Checks
-from analyzer.schemas import COMPARISON, SWITCHES, TIMELINE
-from analyzer.summary import SLOWEST_ORDER, STAT_COLUMNS, component_stats, matched_only, slowest, time_shares
+from analyzer.schemas import TIMELINE
+from analyzer.summary import STAT_COLUMNS, component_stats, matched_only, time_shares
+from analyzer.switching import SwitchAnalysis
 from analyzer.vocab import TOTAL_AND_COMPONENTS, Component
+from analyzer.words import duration, plural
 
-#: a write is near a log switch when it was sent within this many seconds of one on its thread
-SWITCH_WINDOW_S = 2.0
-#: ... but never more than this fraction of the median time between two switches of a thread
-WINDOW_PER_INTERVAL = 0.1
-#: slow writes cluster at log switches when at least this many are near one ...
-CLUSTER_MIN_SLOW = 2
-#: ... and writes near a switch are slow at least this many times as often as the other writes
-CLUSTER_LIFT = 3.0
 #: a component drives the slow writes when it holds at least this share of slow-write time
 MAJOR_SHARE = 0.4
 #: the MAA paper's redo log sizing target: a log lasts at least this long at the peak redo rate
 LOG_MINUTES = 20
 #: a recommendation drawn from fewer slow writes than this says it is only a hint
 FEW_SLOW = 10
-
-
-def _db(frame: pl.DataFrame) -> pl.Expr:
-    """The primary database of each write ("" when unknown): threads and log sequences are its own."""
-    return pl.col("primary_db").cast(pl.String).fill_null("") if "primary_db" in frame.columns else pl.lit("")
-
-
-def log_switches(writes: pl.DataFrame) -> pl.DataFrame:
-    """One row per change of `seq` between consecutive writes of a thread (of one primary database);
-    `at` is the first write of the new log."""
-    return (
-        writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes))
-        .sort("_db", "thread", "sent_at", "msgid")
-        .select("_db", "thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("_db", "thread"))
-        .filter(pl.col("seq") != pl.col("from_seq"))
-        .select("thread", "from_seq", to_seq="seq", at="sent_at", primary_db=pl.col("_db").replace("", None))
-        .cast(SWITCHES)
-    )
-
-
-def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> pl.DataFrame:
-    """The writes by send time with `switch_at`: the nearest log switch of their thread within the window, else null."""
-    marks = switches.select("thread", switch_at="at", _db=_db(switches)).sort("switch_at")
-    return (
-        writes.with_columns(_db=_db(writes))
-        .sort("sent_at")
-        .join_asof(
-            marks,
-            left_on="sent_at",
-            right_on="switch_at",
-            by=["_db", "thread"],
-            strategy="nearest",
-            tolerance=timedelta(seconds=window_s),
-            check_sortedness=False,
-        )
-        .drop("_db")
-    )
-
-
-@dataclass(frozen=True)
-class SwitchAnalysis:
-    """Log switches, the latency of writes near them against the rest, and whether slow writes cluster there."""
-
-    window_s: float
-    #: SWITCHES plus writes_near, slow_near, max_total_ms
-    switches: pl.DataFrame
-    #: one row for writes near a switch, one for the others: count, slow, slow_rate, p50/p99/max ms, rfs_io p99
-    comparison: pl.DataFrame
-    slow_near: int
-    slow_elsewhere: int
-    clustered: bool
-    #: median minutes between two log switches of a thread (None with fewer than two on every thread)
-    interval_min: float | None
-    finding: str
-
-
-def _latency_row(name: str, part: pl.LazyFrame) -> dict[str, Any]:
-    """Latency of some writes (lazy: each statistic reads only its own column)."""
-    stats = {row["component"]: row for row in component_stats(part).iter_rows(named=True)}
-    count, slow = (int(v) for v in part.select(pl.len(), pl.col("slow").sum()).collect().row(0))
-    return {
-        "writes": name,
-        "count": count,
-        "slow": slow,
-        "slow_rate": slow / count if count else None,
-        "p50_ms": stats["total"]["p50"],
-        "p99_ms": stats["total"]["p99"],
-        "max_ms": stats["total"]["max"],
-        "rfs_io_p99_ms": stats["rfs_io"]["p99"],
-    }
-
-
-def _is_cluster(near: Mapping[str, Any], rest: Mapping[str, Any]) -> bool:
-    if near["slow"] < CLUSTER_MIN_SLOW or not rest["count"]:
-        return False
-    return bool(near["slow_rate"] >= CLUSTER_LIFT * rest["slow_rate"])
-
-
-def _interval_min(switches: pl.DataFrame) -> float | None:
-    gaps = switches.with_columns(_db=_db(switches)).sort("_db", "thread", "at")
-    gaps = gaps.select(pl.col("at").diff().over("_db", "thread").dt.total_seconds() / 60.0)
-    value = gaps.to_series().drop_nulls().median()
-    return float(value) if isinstance(value, int | float) else None
-
-
-def _finding(switches: int, near: Mapping[str, Any], rest: Mapping[str, Any], clustered: bool, window_s: float) -> str:
-    if not switches:
-        return "No log switch (change of seq on a thread) among the writes."
-    slow = near["slow"] + rest["slow"]
-    within = (
-        f"{near['slow']} of {plural(slow, 'slow write')} were sent within {window_s:.3g} s"
-        f" of one of {switches} log switch(es)"
-    )
-    if not clustered:
-        return f"Slow writes do not cluster at log switches: {within}."
-    return (
-        f"Slow writes cluster at log switches: {within}; {near['slow_rate']:.0%} of the writes near a switch were"
-        f" slow against {rest['slow_rate']:.1%} elsewhere (the MAA paper's Figure 3 effect)."
-    )
-
-
-def analyze_log_switches(writes: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> SwitchAnalysis:
-    """Find log switches, compare writes near them with the rest, and decide whether slow writes cluster there.
-
-    The window shrinks to a tenth of the median time between switches when logs switch every few seconds.
-    """
-    switches = log_switches(writes)
-    interval = _interval_min(switches)
-    if interval is not None:
-        window_s = min(window_s, interval * 60.0 * WINDOW_PER_INTERVAL)
-    flagged = flag_near_switch(
-        writes.select("thread", "sent_at", "slow", *STAT_COLUMNS, _db(writes)), switches, window_s
-    )
-    near_flag = pl.col("switch_at").is_not_null()
-    per_switch = (
-        flagged.lazy()
-        .filter(near_flag)
-        .group_by("primary_db", "thread", "switch_at")
-        .agg(
-            writes_near=pl.len().cast(pl.Int64),
-            slow_near=pl.col("slow").sum().cast(pl.Int64),
-            max_total_ms=pl.col("total_ms").max(),
-        )
-        .collect()
-    )
-    near = _latency_row("near a log switch", flagged.lazy().filter(near_flag))
-    rest = _latency_row("elsewhere", flagged.lazy().filter(~near_flag))
-    clustered = _is_cluster(near, rest)
-    return SwitchAnalysis(
-        window_s=window_s,
-        switches=switches.with_columns(_db=_db(switches))
-        .join(
-            per_switch.with_columns(_db=_db(per_switch)).drop("primary_db"),
-            left_on=["_db", "thread", "at"],
-            right_on=["_db", "thread", "switch_at"],
-            how="left",
-        )
-        .drop("_db"),
-        comparison=pl.DataFrame([near, rest], schema=COMPARISON),
-        slow_near=near["slow"],
-        slow_elsewhere=rest["slow"],
-        clustered=clustered,
-        interval_min=interval,
-        finding=_finding(switches.height, near, rest, clustered, window_s),
-    )
-
-
-def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.DataFrame:
-    """The `top` slowest writes (`summary.slowest`) with `switch_at`: the log switch they were sent near, else null."""
-    keys, descending = SLOWEST_ORDER
-    flagged = flag_near_switch(slowest(writes, top), switches.switches, switches.window_s)
-    return flagged.sort(keys, descending=descending, nulls_last=True)
 
 
 def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
@@ -204,11 +46,6 @@ def _matched(writes: pl.DataFrame) -> pl.DataFrame:
     """Writes seen on both sides (the only ones with a network / RFS breakdown), with the
     columns the findings read: selected before filtering, so no whole row is copied."""
     return matched_only(writes, "slow", "verdict", *STAT_COLUMNS)
-
-
-def plural(count: int, noun: str) -> str:
-    """`1 write`, `1,204 writes`."""
-    return f"{count} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 def verdict_sentence(writes: pl.DataFrame, threshold_ms: float) -> str:
@@ -430,10 +267,3 @@ def recommendations(
             more, advised, measured = _compared(rec_id, checks)
             out.append(Recommendation(rec_id, title, evidence + more, advice + note + advised, metrics | measured))
     return out
-
-
-def duration(seconds: float) -> str:
-    """`45 s`, `12.5 min`, `3.2 h`."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"

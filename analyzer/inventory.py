@@ -47,6 +47,54 @@ def _coverage_findings(a: Analysis) -> list[str]:
     return out
 
 
+def _when(at: datetime | None, missing: str) -> str:
+    return f"{at:%Y-%m-%d %H:%M:%S} UTC" if at is not None else missing
+
+
+def _gap_findings(gaps: pl.DataFrame) -> list[str]:
+    """One sentence per segment named by a marker and missing from the upload."""
+    out = []
+    for g in gaps.iter_rows(named=True):
+        who = (
+            " ".join(str(v) for v in (g["process"], "on", g["host"]) if v) if g["host"] else g["process"] or "a process"
+        )
+        between = f"between {_when(g['from_at'], 'its start')} and {_when(g['to_at'], 'the end of the upload')}"
+        fell = f"; {g['messages']:,} message(s) without partner fall in it" if g["messages"] else ""
+        out.append(
+            f"segment {g['missing']} of {who} is missing: writes {between} have no evidence from that host"
+            f" (a gap, as MAX_DUMP_FILE_SIZE leaves when it deletes old segments{fell})"
+        )
+    return out
+
+
+def _trcsess_findings(files: list[FileResult]) -> list[str]:
+    """trcsess output mixes processes: each is read as its own; say so, and when they are also given alone."""
+    out = []
+    for f in files:
+        pids = f.reduced.processes
+        if len(pids) < 2:
+            continue
+        alone = sorted(g.source.label for g in files if g is not f and g.reduced.info.pid in pids)
+        twice = f"; {', '.join(alone)} hold the same processes: their lines are read twice" if alone else ""
+        listed = ", ".join(str(p) for p in pids)
+        mixed = f"{f.source.label} is trcsess output of {len(pids)} processes (pids {listed})"
+        out.append(f"{mixed}: each is read as its own{twice}")
+    return out
+
+
+def _bad_byte_findings(files: list[FileResult]) -> list[str]:
+    """Files with bytes that are not text: damaged lines, or a binary file read as text."""
+    out = []
+    for f in files:
+        bad, lines = f.stats.lines_with_bad_bytes, f.stats.lines
+        if not bad:
+            continue
+        binary = bad == lines or bad > 0.5 * lines
+        what = "it looks like binary data (compressed in a format dgtrace does not read?)" if binary else "replaced"
+        out.append(f"{f.source.label}: {bad:,} of {lines:,} line(s) hold bytes that are not text: {what}")
+    return out
+
+
 def findings(a: Analysis) -> list[str]:
     """Plain-language findings: missing sides, missing tracing, non-overlapping windows, assumptions."""
     out = []
@@ -81,6 +129,9 @@ def findings(a: Analysis) -> list[str]:
         " (one configuration is nearly always in one zone; give --tz HOST=ZONE if not)"
         for zone, n in sorted(common.items())
     ]
+    out += _gap_findings(a.gaps)
+    out += _trcsess_findings(a.files)
+    out += _bad_byte_findings(a.files)
     out += [f"read stopped early: {f.source.label}: {f.stats.error}" for f in a.files if f.stats.error]
     lost = [s for s in a.skipped if s.partial]
     out += [f"not read: {s.label}: {s.reason}" for s in lost]
@@ -95,6 +146,7 @@ def table(a: Analysis) -> pl.DataFrame:
         rows.append(
             {
                 "file": f.source.label,
+                "kind": i.kind,
                 "role": i.role,
                 "process": i.process,
                 "instance": i.instance,

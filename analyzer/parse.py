@@ -41,6 +41,21 @@ OTHER_10046_PREFIXES = (
     "  oacflg",
     "  kxsbbbfp",
     "  value=",
+    "  No oacdef",
+    "PARSE ERROR #",
+    "UNMAP #",
+    "RPC ",
+    # LOB calls (12.2 and later)
+    "LOBREAD:",
+    "LOBWRITE:",
+    "LOBAPPEND:",
+    "LOBGETLEN:",
+    "LOBPGSIZE:",
+    "LOBTMPCREATE:",
+    "LOBTMPFREE:",
+    "LOBARRREAD:",
+    "LOBARRWRITE:",
+    "LOBARRTMPFRE:",
 )
 #: the parse tables, in a fixed order, and their schemas
 TABLES = tuple(PARSE_TABLES)
@@ -70,7 +85,11 @@ REGISTRY: dict[g.Family, FamilySpec] = {
         ),
         FamilySpec(g.Family.WAIT, {g.Wait: "waits"}, fastpath.waits),
         FamilySpec(g.Family.LGWR, {g.LgwrLine: "lgwr"}, fastpath.log_writes),
-        FamilySpec(g.Family.HEADER, {g.HeaderLine: "header"}),
+        FamilySpec(g.Family.HEADER, {g.HeaderLine: "header"}, fastpath.header_fields),
+        # alert logs only (`parse_chunk(..., alert=True)`): time lines, entries, banner and version
+        FamilySpec(
+            g.Family.ALERT, {g.AdrStamp: "adr", g.AlertEvent: "alert", g.HeaderLine: "header"}, fastpath.alert_times
+        ),
     )
 }
 #: the parse table of each grammar record type
@@ -126,10 +145,22 @@ FAMILIES = (
     "ignored:blank",
     "ignored:10046",
     "ignored:other",
+    "ignored:separator",
+    g.Family.ALERT.value,
+    "ignored:alert",
 )
 _CODE = {name: code for code, name in enumerate(FAMILIES)}
 #: code of the rows the literal tests leave to the full order of tests
 _UNSORTED = len(FAMILIES)
+#: a line of four or more stars starts no stamp: a separator or banner of a dump (the 10053
+#: optimizer trace prints `*****************************` and `***** WARNING: ... *****` lines)
+SEPARATOR_START = "****"
+#: the start of an event-16410 message that lacks `msgid=` (it goes to the transport grammar, which
+#: says what is missing): optional dots, then the first two words of one of the four texts
+MESSAGE_START = r"^[ \t.]*(?:Client (?:sending|received)|Server (?:received|finished)) "
+#: a WAIT record after other text on its line (the record before it was cut short): the line goes
+#: to the WAIT grammar, which rejects it, so that the lost wait is reported
+GLUED_WAIT = r".WAIT #[0-9]+: nam='"
 
 
 def _prefix_regex(prefixes: tuple[str, ...]) -> str:
@@ -144,18 +175,19 @@ def _code(name: str) -> pl.Expr:
 #: a line that starts a trace header (a new file, or a repeated header after a pid reuse):
 #: `Trace file `, or `Oracle ` with ` Release ` further on; one anchored pass, failing at the first byte
 _HEADER_START = pl.col("text").str.contains(r"^(?:Trace file |Oracle(?: .*)? Release )")
-#: the family of a line that is neither `***`, `WAIT #` nor holds `msgid=`, given `in_header`
+_BLANK = pl.col("text").str.contains(r"^[ \t]*$")
+#: the family of a line the literal tests leave (no `***`, `WAIT #`, 10046 prefix or `msgid=`), given `in_header`
 _FULL_ORDER = (
-    pl.when(pl.col("text").str.contains(r"^[ \t]*$"))
+    pl.when(pl.col("_blank"))
     .then(_code("ignored:blank"))
-    .when(pl.col("text").str.contains(r"^(?:\.\.\. )?(?:Client|Server) "))
+    .when(pl.col("text").str.contains(GLUED_WAIT))
+    .then(_code(g.Family.WAIT.value))
+    .when(pl.col("text").str.contains(MESSAGE_START))
     .then(_code(g.Family.TRANSPORT.value))
     .when(pl.col("text").str.contains(_prefix_regex(LGWR_PREFIXES)))
     .then(_code(g.Family.LGWR.value))
     .when(pl.col("in_header"))
     .then(_code(g.Family.HEADER.value))
-    .when(pl.col("text").str.contains(_prefix_regex(OTHER_10046_PREFIXES)))
-    .then(_code("ignored:10046"))
     .otherwise(_code("ignored:other"))
 )
 
@@ -166,57 +198,102 @@ def line_families(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
     return pl.concat([rows.with_columns(family=_code(name)) for name, rows in groups.items()]).sort("line")
 
 
+#: the families the literal tests sort, in the order of the tests
+_LITERAL = ("ignored:separator", g.Family.STAMPS.value, g.Family.WAIT.value, "ignored:10046", g.Family.TRANSPORT.value)
+
+
 def split_families(lines: pl.DataFrame, in_header: bool) -> tuple[dict[str, pl.DataFrame], bool]:
     """The rows of each family (keys: FAMILIES) in line order, and whether the chunk ends inside a header.
 
-    The tests, by priority: blank, `***`, `WAIT #`, 16410 message (`msgid=` anywhere, or the start
-    of a message text), log writer prefix, header region, other 10046 prefix. No blank line starts
-    with `***` or `WAIT #` or holds `msgid=`, so these three literal tests alone sort the hot
-    lines; the full order of tests only runs on the few rows they leave. `in_header` says whether
-    the previous chunk ended inside a header.
+    The tests, by priority: a separator (four stars), `***`, `WAIT #`, other 10046 prefix (a WAIT
+    record further on the line makes it a WAIT line, which the grammar rejects), 16410 message
+    (`msgid=` anywhere), blank, a WAIT record further on the line, the start of a message text, log
+    writer prefix, header region. These literal tests sort the hot lines (stamps, WAIT and 10046
+    lines, messages); the full order of tests only runs on the few rows they leave. A header region runs from a header
+    start (`Trace file `, an `Oracle ... Release` banner) to the first blank or `***` line;
+    `in_header` says whether the previous chunk ended inside one.
     """
-    text = pl.col("text")
-    hot = (
-        pl.when(text.str.starts_with("***"))
+    text, f = pl.col("text"), pl.col("_f")
+    # two passes: a WAIT-heavy chunk pays the regex of the 10046 prefixes only on the lines that are not WAIT lines
+    first = (
+        pl.when(text.str.starts_with(SEPARATOR_START))
+        .then(_code("ignored:separator"))
+        .when(text.str.starts_with("***"))
         .then(_code(g.Family.STAMPS.value))
         .when(text.str.starts_with("WAIT #"))
         .then(_code(g.Family.WAIT.value))
+        .otherwise(pl.lit(_UNSORTED, pl.UInt8))
+    )
+    second = (
+        pl.when(text.str.contains(_prefix_regex(OTHER_10046_PREFIXES)))
+        .then(_code("ignored:10046"))
         .when(text.str.contains("msgid=", literal=True))
         .then(_code(g.Family.TRANSPORT.value))
         .otherwise(pl.lit(_UNSORTED, pl.UInt8))
     )
-    coded, f = lines.select("line", "text", _f=hot), pl.col("_f")
+    coded = lines.select("line", "text", _f=first)
+    others = coded.filter(f == _UNSORTED).with_columns(_f=second)
     empty_rows = lines.select("line", "text").clear()
     groups = dict.fromkeys(_CODE, empty_rows)
-    for name in (g.Family.TRANSPORT.value, g.Family.STAMPS.value, g.Family.WAIT.value):
-        groups[name] = coded.filter(f == _CODE[name]).drop("_f")  # a filter per group: half a partition_by
-    rest = coded.filter(f == _UNSORTED).drop("_f")
-    stars = groups[g.Family.STAMPS.value]["line"]
+    for name in _LITERAL:  # a filter per group: half a partition_by
+        groups[name] = (
+            (others if name in ("ignored:10046", g.Family.TRANSPORT.value) else coded)
+            .filter(f == _CODE[name])
+            .drop("_f")
+        )
+    coded = others
+    glued = groups["ignored:10046"].select(pl.col("text").str.contains(GLUED_WAIT)).to_series()
+    if glued.any():
+        wait = g.Family.WAIT.value
+        groups[wait] = pl.concat([groups[wait], groups["ignored:10046"].filter(glued)]).sort("line")
+        groups["ignored:10046"] = groups["ignored:10046"].filter(~glued)
+    rest = coded.filter(f == _UNSORTED).drop("_f").with_columns(_blank=_BLANK)
+    ends = pl.concat(
+        [groups["ignored:separator"]["line"], groups[g.Family.STAMPS.value]["line"], rest.filter("_blank")["line"]]
+    ).sort()
     starts = pl.concat([rows.filter(_HEADER_START)["line"] for rows in (groups[g.Family.TRANSPORT.value], rest)]).sort()
-    rest = _with_header_region(rest, stars, starts, in_header).with_columns(family=_FULL_ORDER)
+    rest = _with_header_region(rest, ends, starts, in_header).with_columns(family=_FULL_ORDER)
     for (code,), rows in rest.partition_by("family", as_dict=True, include_key=False).items():
         name = FAMILIES[code]
         groups[name] = pl.concat([groups[name], rows.select("line", "text")]).sort("line")
-    # the region at the last line: after the last header start if that comes after the last `***`
-    if stars.is_empty() and starts.is_empty():
+    # the region at the last line: after the last header start if that comes after the last end
+    if ends.is_empty() and starts.is_empty():
         return groups, in_header
-    return groups, bool((starts[-1] if len(starts) else 0) > (stars[-1] if len(stars) else 0))
+    return groups, bool((starts[-1] if len(starts) else 0) > (ends[-1] if len(ends) else 0))
 
 
-def _with_header_region(rows: pl.DataFrame, stars: pl.Series, starts: pl.Series, carry: bool) -> pl.DataFrame:
-    """Add `in_header`: a header start comes after the last `***` line before (or at) each row.
+def _with_header_region(rows: pl.DataFrame, ends: pl.Series, starts: pl.Series, carry: bool) -> pl.DataFrame:
+    """Add `in_header`: a header start comes after the last end (a `***` or blank line) before (or at) each row.
 
-    `stars` and `starts` are the sorted line numbers of `***` lines and header starts; with
+    `ends` and `starts` are the sorted line numbers of region ends and header starts; with
     neither before a row, the region carries over from the previous chunk (`carry`).
     """
-    star = pl.DataFrame({"_star": stars}, schema={"_star": pl.Int64})
+    end = pl.DataFrame({"_end": ends}, schema={"_end": pl.Int64})
     start = pl.DataFrame({"_start": starts}, schema={"_start": pl.Int64})
-    marked = rows.join_asof(star, left_on="line", right_on="_star", strategy="backward").join_asof(
+    marked = rows.join_asof(end, left_on="line", right_on="_end", strategy="backward").join_asof(
         start, left_on="line", right_on="_start", strategy="backward"
     )
-    none = pl.col("_star").is_null() & pl.col("_start").is_null()
-    later_start = pl.col("_start").fill_null(0) > pl.col("_star").fill_null(0)  # line numbers start at 1
-    return marked.with_columns(in_header=pl.when(none).then(carry).otherwise(later_start)).drop("_star", "_start")
+    none = pl.col("_end").is_null() & pl.col("_start").is_null()
+    later_start = pl.col("_start").fill_null(0) > pl.col("_end").fill_null(0)  # line numbers start at 1
+    return marked.with_columns(in_header=pl.when(none).then(carry).otherwise(later_start)).drop("_end", "_start")
+
+
+def split_alert(lines: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The rows of each family of an alert log: the lines of the shapes the alert grammar reads
+    (`grammar.ALERT_LINE`), blank lines, and the others (ignored, category "alert")."""
+    coded = lines.select(
+        "line",
+        "text",
+        _f=pl.when(_BLANK)
+        .then(_code("ignored:blank"))
+        .when(pl.col("text").str.contains(g.ALERT_LINE))
+        .then(_code(g.Family.ALERT.value))
+        .otherwise(_code("ignored:alert")),
+    )
+    groups = dict.fromkeys(_CODE, coded.clear().drop("_f"))
+    for name in ("ignored:blank", g.Family.ALERT.value, "ignored:alert"):
+        groups[name] = coded.filter(pl.col("_f") == _CODE[name]).drop("_f")
+    return groups
 
 
 # ---------------------------------------------------------------------------- grammar path
@@ -240,32 +317,25 @@ def _grammar_path(rows: pl.DataFrame) -> tuple[dict[str, list[dict[str, object]]
         try:
             record = g.parse_line(g.Family(family), text)
         except g.LineError as err:
-            out["unparsed"].append({"line": line, "family": family, "reason": str(err), "text": text[:500]})
+            reason = str(err)
+            if family == g.Family.WAIT and not text.startswith("WAIT #"):
+                reason = f"a WAIT record at column {text.find('WAIT #') + 1}, after a record cut short"
+            out["unparsed"].append({"line": line, "family": family, "reason": reason, "text": text[:500]})
             continue
-        row = record_row(record)
-        if any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in row.values()):
-            out["unparsed"].append(
-                {
-                    "line": line,
-                    "family": family,
-                    "reason": "number out of range",
-                    "text": text[:500],
-                }
-            )
-            continue
-        out[RECORD_TABLE[type(record)]].append({"line": line, **row})
+        out[RECORD_TABLE[type(record)]].append({"line": line, **record_row(record)})
         parsed[family] += 1
     return out, parsed
 
 
 # ---------------------------------------------------------------------------- driver
-def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True) -> tuple[Parsed, bool]:
+def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True, alert: bool = False) -> tuple[Parsed, bool]:
     """Parse one chunk of numbered lines; returns the result and the header state at its end.
 
     `fast=False` sends every line of a known family to its grammar: the specification path,
-    which the tests compare with the fast path on whole trace sets.
+    which the tests compare with the fast path on whole trace sets. `alert`: the lines are an
+    alert log's (`split_alert`), not a trace's.
     """
-    groups, end_in_header = split_families(lines, in_header)
+    groups, end_in_header = (split_alert(lines), False) if alert else split_families(lines, in_header)
     ignored = Counter(
         {name.removeprefix("ignored:"): rows.height for name, rows in groups.items() if name.startswith("ignored:")}
     )

@@ -275,12 +275,17 @@ def _to_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
     return frame
 
 
+#: first bytes that polars takes for zlib or zstd data, and decompresses (gzip's start with \x1f): a
+#: block that starts with them (`x^2 ...` is one) is split by the exact path
+_LIKE_COMPRESSED = (b"x\x01", b"x^", b"x\x9c", b"x\xda", b"\x28\xb5\x2f\xfd")
+
+
 def _decode(data: bytes, *, all_ascii: bool = False) -> pl.DataFrame:
     """Split a newline-terminated block into lines (lossy UTF-8), keeping empty lines.
 
     `all_ascii` says the block is all ASCII: valid UTF-8, read without the lossy decoder.
     """
-    if b"\x1f" not in data:
+    if b"\x1f" not in data and not data.startswith(_LIKE_COMPRESSED):
         try:
             return pl.read_csv(
                 data,  # bytes as they are: a BytesIO wrapper costs a copy

@@ -27,8 +27,10 @@ import polars as pl
 from analyzer.identify import FileInfo, identify_file
 from analyzer.pairing import pair_events, wait_columns, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
+from analyzer.processes import Streams
 from analyzer.schemas import (
     ADR,
+    ALERT,
     ANCHORS,
     BOUNDARY_WAITS,
     CAT,
@@ -38,6 +40,7 @@ from analyzer.schemas import (
     PENDING,
     STAMPED,
     UNMATCHED,
+    UTC,
     WAITS,
     ZONE_LINES,
     empty,
@@ -51,7 +54,7 @@ from analyzer.zones import TimeZones, Zone, to_utc, utc_columns, value_to_utc, z
 #: columns of a message that its exchange keeps, as a_<column> (opening) and b_<column> (closing)
 PAYLOAD = ["line", "ord", "zkey", "local", "res_us"]
 #: parse tables a file keeps whole (small: header, markers, rejected lines, log writer lines)
-KEPT_TABLES = ("unparsed", "header", "markers", "lgwr")
+KEPT_TABLES = ("unparsed", "header", "markers", "lgwr", "alert")
 #: at most this many waits before a file's first message are kept for a write spanning two segments
 HEAD_WAITS = 10_000
 #: at most this many waits are carried for a write left open at the end of a chunk
@@ -134,6 +137,10 @@ class ReducedFile:
     waits: int = 0
     #: redo threads of the file's messages, in order of appearance
     threads: tuple[int, ...] = ()
+    #: pids of the processes of a trcsess file, each its own stream (empty for one process's trace)
+    processes: tuple[int, ...] = ()
+    #: an alert log's entries with their UTC time `at` (schema ALERT plus `at`; empty for a trace)
+    alert: pl.DataFrame = field(default_factory=lambda: empty(ALERT).with_columns(at=pl.lit(None, UTC)))
 
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
@@ -180,7 +187,7 @@ class FileReducer:
 
     parsed: Parsed = field(default_factory=empty_parsed)
     kept: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {name: [] for name in (*KEPT_TABLES, "adr")})
-    starts: list[int] = field(default_factory=list)
+    streams: Streams = field(default_factory=Streams)
     #: opening messages still waiting for their closing one (STAMPED)
     carry: pl.DataFrame = field(default_factory=lambda: empty(STAMPED))
     #: the chunk's last message when it takes the stamp after it, and the stamps after the last
@@ -211,8 +218,8 @@ class FileReducer:
         for name, frames in self.kept.items():
             if t[name].height:
                 frames.append(t[name])
-        self.starts += _incarnation_starts(t["header"], t["markers"])
-        stream = _incarnation(self.starts)
+        self.streams.add(t["header"], t["markers"])
+        stream = self.streams.expr()
         self._span(t["adr"], t["krs"])
         anchors, self.pending_adr = anchor_rows(
             t["waits"], pl.concat([self.pending_adr, t["adr"].select(self.pending_adr.columns)])
@@ -230,6 +237,9 @@ class FileReducer:
         events = self._events(messages, krs, stream)
         if self.head_waits is None or not self.messages:
             self._head(waits, events)
+        if not events.height and not self.carry.height:  # nothing to pair (a foreground trace, a quiet chunk)
+            self.carry_waits = self._tail(waits, events)
+            return
         self.messages += events.height
         paired = pair_events(pl.concat([self.carry, events.filter(pl.col("problem").is_null())]), PAYLOAD)
         self.unpairable.append(paired.unpairable)
@@ -301,8 +311,9 @@ class FileReducer:
         if self.held.height or self.held_krs.height:
             held, held_krs = self.held, self.held_krs
             self.held, self.held_krs = held.clear(), held_krs.clear()
-            self._reduce(held, held_krs, self.carry_waits, _incarnation(self.starts))
-        kept = {n: pl.concat(frames) if frames else empty_parsed().tables[n] for n, frames in self.kept.items()}
+            self._reduce(held, held_krs, self.carry_waits, self.streams.expr())
+        blank = empty_parsed().tables
+        kept = {n: pl.concat(frames) if frames else blank[n] for n, frames in self.kept.items()}
         kinds = pl.DataFrame({"kind": sorted(self.kinds)}, schema={"kind": pl.String})
         info = identify_file(label, name, kept["header"], kinds)
         adr = kept["adr"]
@@ -336,6 +347,7 @@ class FileReducer:
             [self.head_waits if self.head_waits is not None else self.carry_waits.clear(), self.carry_waits]
         )
         lgwr = to_utc(_lgwr_times(kept["lgwr"], adr), adr, fallback).with_columns(file=pl.lit(label))
+        alert = to_utc(_lgwr_times(kept["alert"], adr), adr, fallback).select(*ALERT.names(), "at")
         first_at, last_at = _span(self.local_min, self.local_max, zl, fallback)
         tables = ReducedFile(
             info,
@@ -351,9 +363,11 @@ class FileReducer:
             self.messages,
             self.waits,
             tuple(self.threads),
+            self.streams.processes,
+            alert,
         )
         slim = Parsed(
-            {n: kept[n] if n in KEPT_TABLES else empty_parsed().tables[n] for n in TABLES},
+            {n: kept[n] if n in KEPT_TABLES else blank[n] for n in TABLES},
             self.parsed.parsed,
             self.parsed.ignored,
         )
@@ -410,32 +424,9 @@ def _boundary_waits(waits: pl.DataFrame, tim: TimClock) -> pl.DataFrame:
     return waits.select("stream", "ord", "event", ela_us=ela, tim=utc).cast(BOUNDARY_WAITS)
 
 
-def _incarnation_starts(header: pl.DataFrame, markers: pl.DataFrame) -> list[int]:
-    """Lines that start a new process incarnation: a repeated header (OS pid reuse) or a recreated file."""
-    starts = pl.concat(
-        [
-            header.filter(pl.col("kind") == "trace_file").select("line"),
-            markers.filter(pl.col("marker") == "recreated").select("line"),
-        ]
-    )["line"]
-    return sorted(starts.to_list())
-
-
-def _incarnation(starts: list[int]) -> pl.Expr:
-    """The process incarnation of each line (1, 2, ...): 1 + how many incarnation starts come
-    before it (a header at line 1 counts as the first). It is the file's `stream`;
-    `analyzer.segments` gives every process its own range, and messages of different streams are
-    never paired.
-    """
-    count = pl.lit(0, pl.Int64)
-    for start in starts[:64]:  # more than 64 restarts in one file would be noise
-        count = count + (pl.col("line") > start).cast(pl.Int64)
-    first_is_header = bool(starts and starts[0] == 1)
-    return count + (0 if first_is_header else 1)
-
-
 def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:
-    """Each log writer line with the ADR wall-clock line before it (its only time)."""
+    """Each log writer line (or alert-log entry) with the ADR wall-clock line (or the alert log's time
+    line) before it: its only time."""
     clock = adr.sort("line").select(stamp_line=pl.col("line"), local=pl.col("local"), digits=pl.col("digits"))
     return lgwr.sort("line").join_asof(clock, left_on="line", right_on="stamp_line", strategy="backward")
 

@@ -12,16 +12,16 @@ from datetime import datetime
 
 import polars as pl
 
-from analyzer.archives import Limits
 from analyzer.awr import AwrReport
 from analyzer.errors import ExitCode
 from analyzer.identify import FileIdentity
+from analyzer.limits import Limits
 from analyzer.links import Topology
 from analyzer.oratcptest import BaselineRun
-from analyzer.parse import Parsed
+from analyzer.parse import FAMILIES, Parsed
 from analyzer.read import ReadStats
 from analyzer.reduce import ReducedFile
-from analyzer.schemas import CLOCK, UNPARSED, WRITES, empty
+from analyzer.schemas import CLOCK, DESTINATIONS, GAPS, UNPARSED, WRITES, empty
 from analyzer.sources import Skipped, Source
 from analyzer.transport import WaitPlacement
 from analyzer.zones import ASSUMED_UTC, TimeZones, Zone, assumed_zones, offset_at, reread_utc, value_to_utc
@@ -97,6 +97,11 @@ class Analysis:
     baselines: tuple[BaselineRun, ...] = ()
     #: every `--awr` report, in the order given (`analyzer.awr`)
     awr_reports: tuple[AwrReport, ...] = ()
+    #: segments named by a marker and missing from the upload, with the messages that fall in them
+    #: (schema GAPS; those messages are not in `unmatched`)
+    gaps: pl.DataFrame = field(default_factory=lambda: empty(GAPS))
+    #: the redo transport destinations the alert logs set, per database and instance (schema DESTINATIONS)
+    destinations: pl.DataFrame = field(default_factory=lambda: empty(DESTINATIONS))
 
     @property
     def exit_code(self) -> ExitCode:
@@ -107,6 +112,11 @@ class Analysis:
 
 #: called as (label of the file being read, files done, files in all)
 ProgressHook = Callable[[str, int, int], None]
+
+
+#: the keys of `parsed_by_family` and `ignored_by_category` in the coverage rows (every one, 0 when none)
+PARSED_FAMILIES = tuple(sorted(name for name in FAMILIES if not name.startswith("ignored:")))
+IGNORED_CATEGORIES = tuple(sorted(name.removeprefix("ignored:") for name in FAMILIES if name.startswith("ignored:")))
 
 
 def coverage(files: list[FileResult]) -> pl.DataFrame:
@@ -121,8 +131,8 @@ def coverage(files: list[FileResult]) -> pl.DataFrame:
                 "parsed": sum(p.parsed.values()),
                 "ignored": sum(p.ignored.values()),
                 "unparsed": p.unparsed,
-                "parsed_by_family": dict(sorted(p.parsed.items())),
-                "ignored_by_category": dict(sorted(p.ignored.items())),
+                "parsed_by_family": {name: p.parsed[name] for name in PARSED_FAMILIES},
+                "ignored_by_category": {name: p.ignored[name] for name in IGNORED_CATEGORIES},
                 "lines_with_bad_bytes": f.stats.lines_with_bad_bytes,
                 "bad_byte_lines": f.stats.bad_lines,  # the first 100 line numbers
                 "crlf_lines": f.stats.crlf_lines,

@@ -1,4 +1,5 @@
-"""What a stream's first bytes say: its text encoding, or the binary format it is not a trace in.
+"""What a stream's first bytes say: its compression or archive format, its text encoding, or
+the binary format it is not a trace in.
 
 Shared by the inputs (a file is classified before it is read) and the read stage (which decodes
 what they hand it).
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import codecs
 
-#: text looked at to choose the line ends, and (by sources) to tell text from binary data
+#: text looked at to choose the line ends, and (when an input is classified) to tell text from binary data
 SNIFF_BYTES = 64 * 1024
 #: raw bytes looked at to choose the encoding (byte-order mark, zero bytes of UTF-16)
 ENCODING_SAMPLE = 4096
@@ -76,3 +77,51 @@ def not_text(head: bytes) -> str | None:
     if control > 0.05 * len(sample):
         return f"not a text trace: binary data ({control / len(sample):.0%} control bytes in the first {len(sample):,})"
     return None
+
+
+# --- compressions and archives ------------------------------------------------------------------
+
+#: single-stream compressions: first bytes -> the suffix that names them
+_COMPRESSION_MAGIC = (
+    (b"\x1f\x8b", ".gz"),
+    (b"BZh", ".bz2"),
+    (b"\xfd7zXZ\x00", ".xz"),
+    (b"\x28\xb5\x2f\xfd", ".zst"),
+)
+#: the signature of a zip local file header (each member's data follow one)
+ZIP_LOCAL = b"PK\x03\x04"
+_ZIP_END = b"PK\x05\x06"
+#: first member names of zip-based documents (OOXML, OpenDocument / EPUB, Java archives)
+_ZIP_DOCUMENTS = (b"[Content_Types].xml", b"mimetype", b"META-INF/")
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression suffix (`.gz .bz2 .xz .zst`) the first bytes announce, else None."""
+    for magic, suffix in _COMPRESSION_MAGIC:
+        if head.startswith(magic) and (suffix != ".bz2" or head[3:4].isdigit()):
+            return suffix
+    return None
+
+
+def archive_of(head: bytes) -> str | None:
+    """ "zip" or "tar" when the first bytes are a zip local header (or an empty zip) or a valid
+    tar header (ustar magic or a correct header checksum), else None."""
+    if head.startswith((ZIP_LOCAL, _ZIP_END, b"PK\x07\x08PK\x03\x04")):
+        return "zip"
+    if len(head) >= 512 and (head[257:262] == b"ustar" or _tar_checksum_ok(head[:512])):
+        return "tar"
+    return None
+
+
+def zip_document(head: bytes) -> bool:
+    """The first bytes are a zip-based document or Java archive (its first member names it)."""
+    return head.startswith(ZIP_LOCAL) and head[30:].startswith(_ZIP_DOCUMENTS)
+
+
+def _tar_checksum_ok(block: bytes) -> bool:
+    try:
+        stored = int(block[148:156].replace(b"\x00", b" ").strip() or b"-1", 8)
+    except ValueError:
+        return False
+    computed = sum(block[:148]) + 8 * 32 + sum(block[156:512])
+    return stored == computed and block[0] != 0

@@ -178,21 +178,30 @@ def _alive(pid: int, directory: Path) -> bool:
         recorded = (directory / OWNER).read_text().split()
     except (OSError, UnicodeDecodeError):
         return True  # being created (no owner file yet), or unreadable: leave it
-    started = _start_ticks(pid)
+    state, started = _process_state(pid)
+    if state == "Z":  # a zombie has ended: only its exit status is left for a parent to collect
+        return False
     return len(recorded) < 2 or started is None or recorded[1] == str(started)
 
 
 def _start_ticks(pid: int) -> int | None:
     """When a process started (clock ticks since boot, /proc/<pid>/stat field 22), if known."""
+    return _process_state(pid)[1]
+
+
+def _process_state(pid: int) -> tuple[str | None, int | None]:
+    """A process's state letter (`R`, `S`, `Z`...) and start time (clock ticks since boot), from
+    /proc/<pid>/stat (fields 3 and 22), each None when unknown."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return None
+        return None, None
     fields = text.rpartition(")")[2].split()  # after the command name, which may hold spaces
+    state = fields[0] if fields else None
     try:
-        return int(fields[19])
+        return state, int(fields[19])
     except (IndexError, ValueError):
-        return None
+        return state, None
 
 
 # --- stop signals ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ Each is a `StrEnum`, so a value is also the plain string that tables, JSON and C
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 
@@ -62,6 +63,23 @@ class Role(StrEnum):
     OTHER = "other"
     #: both client and server messages: contradictory evidence
     UNKNOWN = "unknown"
+
+
+class FileKind(StrEnum):
+    """What kind of text a file holds: a process's trace, or an instance's alert log."""
+
+    TRACE = "trace"
+    #: `alert_<SID>.log` in the instance's trace directory
+    ALERT_LOG = "alert_log"
+
+    @staticmethod
+    def of(name: str) -> FileKind:
+        """The kind of a file by its name (without compression suffix)."""
+        return FileKind.ALERT_LOG if ALERT_LOG_NAME.match(name) else FileKind.TRACE
+
+
+#: an alert log's file name: `alert_<SID>.log`
+ALERT_LOG_NAME = re.compile(r"^alert_(?P<sid>[^/\\]+)\.log$", re.IGNORECASE)
 
 
 #: the sides of a remote write (the roles that carry messages)

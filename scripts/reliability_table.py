@@ -26,6 +26,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -274,6 +275,38 @@ class Result:
     stdout: str = field(repr=False, default="")
 
 
+#: A launcher between the caller and the command: it forks the command from a small process and
+#: writes the command's peak RSS (KiB) to the file named first. Linux carries a process's high-water
+#: mark of resident memory through fork and exec into the child's `ru_maxrss`, so a command forked
+#: from a large process (a test runner holding hundreds of MB) would report the parent's size. The
+#: caller signals the command itself (its pid is written beside), so that the launcher lives on to
+#: collect it (a SIGKILL of both would leave an orphaned zombie); the launcher exits as the command did.
+LAUNCHER = """
+import os, resource, signal, sys
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(sig, lambda *_: None)  # caught, not ignored: the command starts with its defaults
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+with open(sys.argv[1] + ".pid", "w") as out:
+    out.write(str(pid))
+while True:
+    try:
+        _, status, usage = os.wait4(pid, 0)
+        break
+    except InterruptedError:
+        continue
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:  # die of the same signal (SIGKILL has no handler to reset)
+    if -code != signal.SIGKILL:
+        signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
 def run(
     cmd: Sequence[str],
     *,
@@ -296,9 +329,10 @@ def run(
         if file_size_limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.monotonic()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, env=env, start_new_session=True, preexec_fn=limit)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as box:
+        start, rss_file = time.monotonic(), Path(box) / "peak-kib"
+        launched = [sys.executable, "-S", "-c", LAUNCHER, str(rss_file), *cmd]
+        proc = subprocess.Popen(launched, stdout=out, stderr=err, env=env, start_new_session=True, preexec_fn=limit)
         sent, code = False, None
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -307,7 +341,7 @@ def run(
                 code = os.waitstatus_to_exitcode(status)
                 break
             if signal_when is not None and not sent and signal_when(elapsed):
-                os.kill(proc.pid, signum)
+                _signal_command(proc.pid, Path(f"{rss_file}.pid"), signum)
                 sent = True
             if elapsed > timeout:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -316,6 +350,7 @@ def run(
             time.sleep(0.02)
         proc.returncode = code if code is not None else -9
         seconds = time.monotonic() - start
+        peak_kib = int(rss_file.read_text()) if rss_file.exists() else usage.ru_maxrss
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
@@ -324,7 +359,15 @@ def run(
     except (ValueError, KeyError, TypeError):
         matched = None
     left = sorted(set(_tree(tmpdir)) - before)
-    return Result(code, seconds, usage.ru_maxrss / 1024, matched, left, stderr, stdout)
+    return Result(code, seconds, peak_kib / 1024, matched, left, stderr, stdout)
+
+
+def _signal_command(launcher: int, pid_file: Path, signum: int) -> None:
+    """Send `signum` to the command the launcher started (to its whole group until it is known)."""
+    try:
+        os.kill(int(pid_file.read_text()), signum)
+    except (OSError, ValueError):
+        os.killpg(launcher, signum)
 
 
 def _tree(root: Path) -> Iterator[str]:

@@ -53,6 +53,10 @@ def stamp_lines(draw: st.DrawFn) -> str:
                 f"*** {base.replace(' ', 'T')}.{frac}{zone}",
                 f"*** {base.replace(' ', 'T')}.{frac}{zone} (CDB$ROOT(1))",
                 f"*** {base}.{frac} {line}",
+                f"*** SESSION ID:({line}.{digits}) {base}.{frac}",
+                f"*** MODULE NAME:({src} (x)) {base.replace(' ', 'T')}.{frac}{zone}",
+                f"*** ACTION NAME:() {base}.{frac}{zone}",
+                f"*** CLIENT ID:(a) b) {base}.{frac}",
             ]
         )
     )
@@ -79,27 +83,37 @@ def wait_lines(draw: st.DrawFn) -> str:
 
 
 def reference_families(texts: list[str], in_header: bool) -> tuple[list[str], bool]:
-    """The classification rules, one line at a time: the specification of `classify`."""
+    """The classification rules, one line at a time: the specification of `classify`.
+
+    A header region runs from a header start to the first blank or `***` line.
+    """
     families = []
     for text in texts:
-        if text.startswith("***"):
+        blank = re.fullmatch(r"[ \t]*", text) is not None
+        if text.startswith("***") or blank:
             in_header = False
         elif text.startswith("Trace file ") or (text.startswith("Oracle ") and " Release " in text):
             in_header = True
-        if re.fullmatch(r"[ \t]*", text):
-            family = "ignored:blank"
+        if text.startswith("****"):
+            family = "ignored:separator"
         elif text.startswith("***"):
             family = "stamps"
         elif text.startswith("WAIT #"):
             family = "wait"
-        elif "msgid=" in text or re.match(r"(?:\.\.\. )?(?:Client|Server) ", text):
+        elif text.startswith(OTHER_10046_PREFIXES):
+            family = "wait" if re.search(r".WAIT #[0-9]+: nam='", text) else "ignored:10046"
+        elif "msgid=" in text:
+            family = "transport"
+        elif blank:
+            family = "ignored:blank"
+        elif re.search(r".WAIT #[0-9]+: nam='", text):
+            family = "wait"
+        elif re.match(r"[ \t.]*(?:Client (?:sending|received)|Server (?:received|finished)) ", text):
             family = "transport"
         elif text.startswith(LGWR_PREFIXES):
             family = "lgwr"
         elif in_header:
             family = "header"
-        elif text.startswith(OTHER_10046_PREFIXES):
-            family = "ignored:10046"
         else:
             family = "ignored:other"
         families.append(family)

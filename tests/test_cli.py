@@ -56,7 +56,7 @@ def test_text_report_sections() -> None:
         "Verdicts",
         "Top 10 slowest writes",
         "Clock offset",
-        "LGWR long-write warnings",
+        "LGWR warnings (long writes, broadcast waits)",
         "Coverage",
         "Files",
     ]
@@ -272,7 +272,11 @@ def _zip(path: Path) -> Path:
     [
         ("random.trc", lambda p: p.write_bytes(bytes(range(256)) * 400), "random.trc: not a text trace: binary data"),
         # a .docx renamed .trc: opened as the zip it is, which holds no trace
-        ("report.trc", lambda p: _zip(p), "report.trc!word/document.xml: not a trace file (*.trc) by its name"),
+        (
+            "report.trc",
+            lambda p: _zip(p),
+            "report.trc!word/document.xml: not a trace file (*.trc) or alert log (alert_*.log) by its name",
+        ),
         (
             "slides.trc",
             lambda p: p.write_bytes(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 200),

@@ -2,170 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import polars as pl
 import pytest
 
-from analyzer import insights
-from analyzer.schemas import TIMELINE, WRITES
-
-T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
-THRESHOLD = 100.0
-
-
-def row(
-    i: int,
-    at_s: float,
-    *,
-    thread: int = 1,
-    seq: int = 10,
-    network: float = 1.0,
-    rfs_io: float = 0.5,
-    rfs_other: float = 0.1,
-    matched: bool = True,
-) -> dict[str, object]:
-    """One write as the attribute stage makes it (components in ms, sent `at_s` seconds after T0).
-
-    Not matched: seen on the primary only, so it has a total and nothing else.
-    """
-    parts = {"network": network, "rfs_io": rfs_io, "rfs_other": rfs_other}
-    total = network + rfs_io + rfs_other
-    standby = {
-        "rfs_ms": rfs_io + rfs_other,
-        "network_ms": network,
-        "rfs_io_ms": rfs_io,
-        "rfs_other_ms": rfs_other,
-        "verdict": max(parts, key=lambda k: parts[k]),
-        "standby_file": "stby/rfs.trc",
-        "standby_line": 20 + i,
-    }
-    return {
-        "thread": thread,
-        "seq": seq,
-        "msgid": i,
-        "oper": "Write",
-        "sent_at": T0 + timedelta(seconds=at_s),
-        "total_ms": total,
-        **(standby if matched else dict.fromkeys(standby)),
-        "resolution_ms": 2.0,
-        "matched": matched,
-        "slow": total >= THRESHOLD,
-        "rfs_io_waits": 1,
-        "warning": None,
-        "primary_file": "prim/nss.trc",
-        "primary_line": 10 + i,
-        "primary_host": "prim",
-        "standby_host": "stby",
-    }
-
-
-def frame(rows: list[dict[str, object]]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=WRITES)
-
-
-def steady(seconds: int, log_every_s: int, slow_at: set[int], **slow_parts: float) -> pl.DataFrame:
-    """One write a second on thread 1, a new log every `log_every_s` s; writes at `slow_at` get `slow_parts`."""
-    rows = [row(i, float(i), seq=10 + i // log_every_s, **(slow_parts if i in slow_at else {})) for i in range(seconds)]
-    return frame(rows)
-
-
-SLOW_IO = {"rfs_io": 250.0}
-
+from analyzer import insights, switching
+from analyzer.schemas import TIMELINE
+from tests.write_rows import SLOW_IO, T0, THRESHOLD, frame, row, steady
 
 # --- log switches ---
-
-
-def test_log_switch_is_a_change_of_seq_on_one_thread() -> None:
-    writes = frame(
-        [
-            row(1, 0.0, thread=1, seq=10),
-            row(2, 1.0, thread=2, seq=20),
-            row(3, 2.0, thread=1, seq=10),
-            row(4, 3.0, thread=2, seq=20),  # thread 2 never switches, although thread 1 does
-            row(5, 4.0, thread=1, seq=11),
-        ]
-    )
-    switches = insights.log_switches(writes)
-    assert switches.to_dicts() == [
-        {"thread": 1, "from_seq": 10, "to_seq": 11, "at": T0 + timedelta(seconds=4), "primary_db": None}
-    ]
-
-
-def test_writes_near_a_switch_of_their_own_thread_are_flagged() -> None:
-    writes = frame(
-        [
-            row(1, 0.0, seq=10),
-            row(2, 8.5, seq=10),  # 1.5 s before the switch: near
-            row(3, 10.0, seq=11),  # the switch itself
-            row(4, 13.0, seq=11),  # 3 s after: not near
-            row(5, 10.5, thread=2, seq=20),  # near in time, but thread 2 did not switch
-        ]
-    )
-    flagged = insights.flag_near_switch(writes, insights.log_switches(writes), window_s=2.0)
-    near = {r["msgid"]: r["switch_at"] is not None for r in flagged.iter_rows(named=True)}
-    assert near == {1: False, 2: True, 3: True, 4: False, 5: False}
-
-
-def test_slow_writes_at_switches_are_a_cluster() -> None:
-    """A new log every 60 s; the first write of each new log pays 250 ms of standby I/O (the Figure 3 effect)."""
-    writes = steady(600, 60, slow_at={60, 120, 180, 240, 300}, **SLOW_IO)
-    sw = insights.analyze_log_switches(writes)
-    assert sw.switches.height == 9
-    assert sw.window_s == 2.0
-    assert sw.interval_min == 1.0
-    assert (sw.slow_near, sw.slow_elsewhere, sw.clustered) == (5, 0, True)
-    near, rest = sw.comparison.to_dicts()
-    assert (near["count"], near["slow"], rest["count"], rest["slow"]) == (9 * 5, 5, 600 - 45, 0)
-    assert near["max_ms"] == pytest.approx(251.1)
-    assert sw.finding.startswith("Slow writes cluster at log switches: 5 of 5 slow writes were sent within 2 s")
-    assert "Figure 3" in sw.finding
-    per_switch = sw.switches.filter(pl.col("to_seq") == 11).row(0, named=True)
-    assert (per_switch["writes_near"], per_switch["slow_near"]) == (5, 1)
-
-
-def test_slow_writes_away_from_switches_are_no_cluster() -> None:
-    writes = steady(600, 60, slow_at={30, 90, 150, 210, 270}, **SLOW_IO)
-    sw = insights.analyze_log_switches(writes)
-    assert (sw.slow_near, sw.slow_elsewhere, sw.clustered) == (0, 5, False)
-    assert sw.finding.startswith("Slow writes do not cluster at log switches: 0 of 5 slow writes")
-
-
-def test_one_slow_write_at_a_switch_is_no_cluster() -> None:
-    writes = steady(600, 60, slow_at={60}, **SLOW_IO)
-    sw = insights.analyze_log_switches(writes)
-    assert (sw.slow_near, sw.clustered) == (1, False)
-
-
-def test_as_many_slow_writes_elsewhere_is_no_cluster() -> None:
-    """Near a switch writes are slow twice as often as elsewhere: below the 3x lift, so no cluster."""
-    writes = steady(600, 60, slow_at={60, 120, 30, 90, 150, 210, 270, 330, 390, 450, 510, 570}, **SLOW_IO)
-    sw = insights.analyze_log_switches(writes)
-    assert (sw.slow_near, sw.slow_elsewhere) == (2, 10)
-    assert not sw.clustered
-
-
-def test_no_switch_at_all() -> None:
-    sw = insights.analyze_log_switches(steady(120, 1000, slow_at={5, 6}, **SLOW_IO))
-    assert sw.switches.height == 0
-    assert (sw.clustered, sw.interval_min, sw.slow_near) == (False, None, 0)
-    assert sw.finding == "No log switch (change of seq on a thread) among the writes."
-
-
-def test_window_shrinks_when_logs_switch_every_few_seconds() -> None:
-    """Logs every 5 s: +-2 s would call most writes 'near'; the window becomes a tenth of the interval."""
-    writes = frame([row(i, i * 0.1, seq=10 + i // 50) for i in range(500)])
-    sw = insights.analyze_log_switches(writes)
-    assert sw.window_s == pytest.approx(0.5)
-    assert sw.comparison["count"].to_list() == [9 * 11, 500 - 99]  # 5 writes either side and the switch itself
-
-
-def test_top_writes_say_how_far_from_a_switch() -> None:
-    writes = steady(600, 60, slow_at={61, 300}, **SLOW_IO)
-    sw = insights.analyze_log_switches(writes)
-    top = insights.top_writes(writes, 2, sw)
-    assert top["msgid"].to_list() == [61, 300]  # ties on total: earlier first
-    assert top["switch_at"].to_list() == [T0 + timedelta(seconds=60), T0 + timedelta(seconds=300)]
 
 
 # --- per-minute series ---
@@ -231,7 +77,7 @@ def test_verdict_sentence_without_writes() -> None:
 
 
 def recommend(writes: pl.DataFrame, versions: tuple[str, ...] = ()) -> dict[str, insights.Recommendation]:
-    recs = insights.recommendations(writes, THRESHOLD, insights.analyze_log_switches(writes), versions)
+    recs = insights.recommendations(writes, THRESHOLD, switching.analyze_log_switches(writes), versions)
     assert len({r.id for r in recs}) == len(recs)
     return {r.id: r for r in recs}
 
@@ -340,9 +186,9 @@ def test_log_switches_and_minutes_are_per_primary_database() -> None:
             row(4, 3.0, seq=10) | {"primary_db": "hr"},
         ]
     )
-    switches = insights.log_switches(writes)
+    switches = switching.log_switches(writes)
     assert switches.select("primary_db", "thread", "from_seq", "to_seq").rows() == [("sales", 1, 10, 11)]
-    flagged = insights.flag_near_switch(writes, switches)
+    flagged = switching.flag_near_switch(writes, switches)
     assert flagged.filter(pl.col("switch_at").is_not_null())["primary_db"].cast(pl.String).to_list() == [
         "sales",
         "sales",

@@ -29,6 +29,14 @@ def _read(data: bytes, chunk: int = 1 << 20) -> tuple[list[tuple[int, str]], Rea
     return rows, stats
 
 
+@pytest.mark.parametrize("first", [b"x^2 + 1", b"x\x01ab", b"x\x9cab", b"x\xdaab", b"(\xb5/\xfdab"])
+def test_a_block_that_starts_like_compressed_data_is_read_as_text(first: bytes) -> None:
+    """polars decompresses what starts like zlib or zstd data (or fails, or yields nothing)."""
+    rows, stats = _read(first + b"\nsecond line\n")
+    assert rows == [(1, first.decode("utf-8", errors="replace")), (2, "second line")]
+    assert stats.lines == 2
+
+
 def test_empty_file() -> None:
     assert _read(b"") == ([], ReadStats())
 

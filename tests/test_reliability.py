@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,10 @@ TIMEOUT = 90.0
 PEAK_MB = 450.0
 #: the exit codes the README documents for a run on files
 DOCUMENTED = {0, 1, 2, 3, 5}
+
+
+#: why a file of another name is not read in a folder
+NOT_TRACE = "not a trace file (*.trc) or alert log (alert_*.log) by its name"
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +142,7 @@ def test_fifos_without_writer_do_not_block(good: Path, good_matched: int, tmp_pa
     assert skipped(doc) == {
         f"{folder}/left_over.trc": "FIFO (named pipe): not read in a folder walk",
         str(tmp_path / "named"): "FIFO (named pipe): not read (--read-special reads it)",
-        **{f"{good}/{name}": "not a trace file (*.trc) by its name" for name in ("scenario.json", "truth.csv")},
+        **{f"{good}/{name}": NOT_TRACE for name in ("scenario.json", "truth.csv")},
     }
     result = dgtrace([str(good), str(tmp_path / "named"), "--read-special", "--max-seconds-per-input", "2"], tmp_path)
     doc = check(result, 1, good_matched)
@@ -287,6 +292,23 @@ def test_the_sweep_tells_a_reused_pid_from_its_owner(tmp_path: Path) -> None:
     other.mkdir()
     assert spill.sweep(tmp_path) == [reused]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([ours.name, starting.name, other.name])
+
+
+def test_the_sweep_takes_the_folder_of_a_zombie(tmp_path: Path) -> None:
+    """A run killed together with its parent is a zombie until someone collects it (in a container,
+    perhaps never): it has ended, so its folder goes."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        while Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+            time.sleep(0.01)
+        dead = tmp_path / f"dgtrace-{pid}-zombie"
+        dead.mkdir()
+        (dead / "owner").write_text(f"{pid} {_start_ticks(pid)}\n")
+        assert spill.sweep(tmp_path) == [dead]
+    finally:
+        os.waitpid(pid, 0)
 
 
 def test_a_piece_that_cannot_be_written_is_removed_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from analyzer import archives
+from analyzer import streams as archives
 from analyzer.errors import CorruptInput, ExitCode, LimitExceeded, UsageError
 from analyzer.sources import Limits, Skipped, Source, discover
 from tests.conftest import zip_bytes
@@ -30,6 +30,7 @@ COMPRESS: dict[str, Callable[[bytes], bytes]] = {
     ".xz": lzma.compress,
     ".zst": lambda data: zstandard.ZstdCompressor().compress(data),
 }
+NOT_TRACE = "not a trace file (*.trc) or alert log (alert_*.log) by its name"
 MAP_REASON = "trace map (.trm) file: ADR metadata, nothing to parse"
 TRACE = b"Trace file /u01/app/oracle/diag/rdbms/cdb1/cdb1/trace/cdb1_lgwr_1234.trc\nline 2\n"
 
@@ -79,6 +80,7 @@ def test_a_folder_is_walked_recursively_and_non_traces_are_listed(tmp_path: Path
     write(tmp_path / "up" / "deep" / "er" / "b.trc", b"b\n")
     write(tmp_path / "up" / "a.trm", b"m")
     write(tmp_path / "up" / "alert_cdb1.log", b"alert")
+    write(tmp_path / "up" / "listener.log", b"tns")
     (tmp_path / "up" / "link.trc").symlink_to(tmp_path / "up" / "a.trc")
     (tmp_path / "up" / "deep" / "in.trc").symlink_to(tmp_path / "up" / "deep" / "er" / "b.trc")
     write(tmp_path / "elsewhere" / "c.trc", b"c\n")
@@ -86,10 +88,10 @@ def test_a_folder_is_walked_recursively_and_non_traces_are_listed(tmp_path: Path
     (tmp_path / "up" / "loop").symlink_to(tmp_path / "up")
     up = tmp_path / "up"
     sources, skipped = discover([str(up)])
-    assert contents(sources) == {f"{up}/a.trc": b"a\n", f"{up}/deep/in.trc": b"b\n"}
+    assert contents(sources) == {f"{up}/a.trc": b"a\n", f"{up}/alert_cdb1.log": b"alert", f"{up}/deep/in.trc": b"b\n"}
     assert reasons(skipped) == {
         f"{up}/a.trm": MAP_REASON,
-        f"{up}/alert_cdb1.log": "not a trace file (*.trc) by its name",
+        f"{up}/listener.log": NOT_TRACE,
         f"{up}/link.trc": f"the same file as {up}/a.trc",
         f"{up}/deep/er/b.trc": f"the same file as {up}/deep/in.trc",
         f"{up}/out.trc": "symbolic link leading outside the folder given: not followed",
@@ -167,12 +169,10 @@ def test_archives_are_listed_and_members_streamed(tmp_path: Path, kind: str) -> 
     assert contents(sources) == {
         f"{upload}!trace/cdb1_lgwr_1234.trc": TRACE,
         f"{upload}!trace/cdb1_rfs_4809.trc.gz": b"rfs\n",
+        f"{upload}!trace/alert_cdb1.log": b"alert",
     }
-    assert [s.name for s in sources] == ["cdb1_lgwr_1234.trc", "cdb1_rfs_4809.trc"]
-    assert reasons(skipped) == {
-        f"{upload}!trace/cdb1_lgwr_1234.trm": MAP_REASON,
-        f"{upload}!trace/alert_cdb1.log": "not a trace file (*.trc) by its name",
-    }
+    assert sorted(s.name for s in sources) == ["alert_cdb1.log", "cdb1_lgwr_1234.trc", "cdb1_rfs_4809.trc"]
+    assert reasons(skipped) == {f"{upload}!trace/cdb1_lgwr_1234.trm": MAP_REASON}
 
 
 def test_nested_archives_are_read_at_any_depth_with_chained_labels(tmp_path: Path) -> None:
@@ -372,7 +372,7 @@ def test_files_are_opened_as_what_their_first_bytes_say(tmp_path: Path) -> None:
         f"{folder}/zipped.trc!in/a.trc": b"a\n",
     }
     assert reasons(skipped) == {
-        f"{folder}/README": "not a trace file (*.trc) by its name",
+        f"{folder}/README": NOT_TRACE,
         f"{folder}/paper.trc": "not a text trace: a PDF document",
         f"{folder}/random.trc": "not a text trace: binary data (10% control bytes in the first 10,200)",
         f"{folder}/report.trc": "not a text trace: a document or Java archive (zip of XML or classes)",

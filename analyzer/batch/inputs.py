@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from analyzer.archives import Limits
 from analyzer.batch.plan import SkippedInput, skipped_input
 from analyzer.batch.probe import ProbeError, SourceInfo, file_of, probe, stat_key
 from analyzer.batch.schemas import SCHEMA_VERSION
+from analyzer.limits import Limits
 from analyzer.sources import Skipped, Source, discover
 from analyzer.zones import TimeZones
 

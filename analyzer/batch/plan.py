@@ -19,10 +19,10 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import PurePath
 from typing import Any
 
-from analyzer.archives import Limits
 from analyzer.batch.configs import Configuration, Grouping
 from analyzer.batch.probe import SourceInfo, adr_db, stat_key
 from analyzer.batch.schemas import SCHEMA_VERSION
+from analyzer.limits import Limits
 from analyzer.results import DEFAULT_THRESHOLD_MS, DEFAULT_WINDOW_S, Options
 from analyzer.zones import TimeZones, Zone
 

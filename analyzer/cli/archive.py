@@ -61,7 +61,7 @@ def batch_command(
             with progress(lambda label: label) as hook:
                 summary = run_batch(paths, out, settings, spec, progress=hook)
         except Interrupted as stop:
-            err.print(f"dgtrace: {stop}; the dataset is consistent, the next run goes on", markup=False)
+            err.print(f"dgtrace: {stop.message}; the dataset is consistent, the next run goes on", markup=False)
             stopped = stop.signum
         else:
             stopped = 0

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from analyzer import compare, insights
+from analyzer import compare, switching
 from analyzer.report import model as doc
 from analyzer.report.fmt import short_label
 from analyzer.results import Analysis
@@ -55,7 +55,7 @@ class Context:
 
     analysis: Analysis
     summary: Mapping[str, Any]
-    switches: insights.SwitchAnalysis
+    switches: switching.SwitchAnalysis
     labels: list[str]
     #: the what-ifs and the comparisons with oratcptest, AWR and the distance
     checks: compare.Checks
@@ -64,7 +64,7 @@ class Context:
     def of(cls, a: Analysis, top: int) -> Context:
         """Summarise an analysis for the report sections (the log switches and the comparisons once,
         for the summary too)."""
-        switches = insights.analyze_log_switches(a.writes)
+        switches = switching.switch_analysis(a)
         checks = compare.checks(a)
         return cls(a, doc.summary(a, top, switches, checks), switches, [f.source.label for f in a.files], checks)
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import polars as pl
 
-from analyzer.insights import duration, plural
 from analyzer.report.fmt import common_dir
 from analyzer.results import Analysis, FileResult, coverage
 from analyzer.units import format_offset
 from analyzer.vocab import SIDES, Role
+from analyzer.words import duration, plural
 from analyzer.zones import ASSUMED_COMMON, same_host, short_host, unmatched_hosts, utc_offset_at, zone_label
 
 
@@ -95,14 +95,22 @@ def facts(a: Analysis, summary: Mapping[str, Any]) -> list[tuple[str, str]]:
             f" standby, {summary['matched_writes']:,} matched (match rate {'n/a' if rate is None else f'{rate:.1%}'})",
         ),
         ("Slow writes", f"{summary['slow_writes']:,} with total >= {a.options.threshold_ms:g} ms"),
-        ("Unmatched messages", f"{summary['unmatched_messages']:,}"),
+        ("Unmatched messages", f"{summary['unmatched_messages']:,}" + _in_gaps(a)),
         (
             "Coverage",
             f"{lines['lines']:,} lines: {lines['parsed']:,} parsed, {lines['ignored']:,} ignored,"
             f" {lines['unparsed']:,} unparsed",
         ),
-        ("LGWR long-write warnings", f"{len(summary['lgwr_warnings']):,}"),
+        ("LGWR warnings", f"{len(summary['lgwr_warnings']):,} (long writes and broadcast waits)"),
     ]
+
+
+def _in_gaps(a: Analysis) -> str:
+    """The messages counted with missing segments instead, when there are any."""
+    if not a.gaps.height:
+        return ""
+    fell = int(a.gaps["messages"].sum())
+    return f" ({fell:,} more fall in {a.gaps.height:,} missing segment(s): see Missing segments)"
 
 
 def _hosts(a: Analysis, role: Role | None = None) -> list[str]:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TextIO
 
-from analyzer.clock import merged_timeline
+from analyzer import events
 from analyzer.insights import per_minute
 from analyzer.report.html import render_html
 from analyzer.report.machine import render_csv, render_json, write_csv
@@ -53,13 +53,15 @@ def render_timeline_csv(a: Analysis, out: TextIO, top: int) -> None:
 
 
 def render_events_csv(a: Analysis, out: TextIO, top: int) -> None:
-    """Write every send, receive, finish and ack on one timeline (standby shifted by the clock offset)."""
+    """Write every send, receive, finish and ack, and the log writer and alert-log events around
+    them, on one timeline (standby shifted by the clock offset)."""
     del top
-    write_csv(merged_timeline(a.writes, a.clock), out)
+    write_csv(events.timeline(a), out)
 
 
 def render_warnings_csv(a: Analysis, out: TextIO, top: int) -> None:
-    """Write every LGWR long-write warning with the breakdown of the remote write it covers."""
+    """Write every LGWR warning (long writes, broadcast waits: `kind`) with the breakdown of the remote
+    write it covers."""
     del top
     write_csv(a.warnings, out)
 

@@ -17,8 +17,11 @@ from analyzer.report.plots import histogram_figure, timeline_figure, top_figure
 from analyzer.report.sections import (
     clock_table,
     comparison_blocks,
+    destinations_table,
+    events_table,
     facts_table,
     files_table,
+    gaps_table,
     no_recommendation,
     percentile_table,
     skipped_table,
@@ -129,7 +132,14 @@ def _sections(c: Context, top: int) -> list[tuple[str, str]]:
     if a.clock.height:
         out.append(("Clock offset (standby minus primary)", _table(clock_table(c))))
     if a.warnings.height:
-        out.append(("LGWR long-write warnings", _table(warnings_table(c, top))))
+        out.append(("LGWR warnings (long writes, broadcast waits)", _table(warnings_table(c, top))))
+    around = events_table(c)
+    if around.rows:
+        out.append(("Log writer and alert-log events", _table(around)))
+    if a.gaps.height:
+        out.append(("Missing segments", _table(gaps_table(c))))
+    if a.destinations.height:
+        out.append(("Redo transport destinations (alert logs)", _table(destinations_table(c))))
     unmatched = _table(unmatched_table(c)) if a.unmatched.height else "<p>Every message found its partner.</p>"
     unparsed = _table(unparsed_table(c)) if c.summary["unparsed_lines"] else "<p>Every line was parsed or ignored.</p>"
     out += [("Unmatched messages", unmatched), ("Unparsed lines", unparsed), ("Files", _table(files_table(c)))]

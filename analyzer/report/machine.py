@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, TextIO
 
 import polars as pl
 
-from analyzer import insights
+from analyzer import events, insights
 from analyzer.report.model import (
     CSV_DECIMALS,
     FORMULA,
@@ -55,6 +55,7 @@ def render_json(a: Analysis, out: TextIO, top: int) -> None:
         "coverage": coverage(a),
         "timeline": insights.per_minute(a.writes),
         "async": async_links(a),
+        "events": events.around_writes(a),
     }
     out.write("{")
     for n, (key, value) in enumerate(document.items()):

@@ -14,8 +14,11 @@ from analyzer.report.context import Context, Table
 from analyzer.report.sections import (
     clock_table,
     comparison_blocks,
+    destinations_table,
+    events_table,
     facts_table,
     files_table,
+    gaps_table,
     histogram_table,
     no_recommendation,
     percentile_table,
@@ -93,7 +96,14 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
     if a.clock.height:
         lines += _section("Clock offset (standby minus primary)", markdown_table(clock_table(c)))
     if a.warnings.height:
-        lines += _section("LGWR long-write warnings", markdown_table(warnings_table(c, top)))
+        lines += _section("LGWR warnings (long writes, broadcast waits)", markdown_table(warnings_table(c, top)))
+    around = events_table(c)
+    if around.rows:
+        lines += _section("Log writer and alert-log events", markdown_table(around))
+    if a.gaps.height:
+        lines += _section("Missing segments", markdown_table(gaps_table(c)))
+    if a.destinations.height:
+        lines += _section("Redo transport destinations (alert logs)", markdown_table(destinations_table(c)))
     if a.unmatched.height:
         lines += _section("Unmatched messages", markdown_table(unmatched_table(c)))
     if c.summary["unparsed_lines"]:

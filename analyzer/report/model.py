@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import compare, crosscheck, insights, inventory
+from analyzer import compare, crosscheck, events, insights, inventory, switching
 from analyzer.links import Configuration, Link, with_databases
 from analyzer.report.facts import applied_offset, host_option_notes, oracle_versions
 from analyzer.results import Analysis
@@ -16,7 +16,7 @@ from analyzer.results import coverage as file_coverage
 from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
 from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: at most this many unparsed lines are listed per file (all are counted)
 UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = tuple(ms_column(m) for m in TOTAL_AND_COMPONENTS)
@@ -70,7 +70,7 @@ def notes(a: Analysis) -> list[str]:
     return out
 
 
-def log_switches(sw: insights.SwitchAnalysis) -> dict[str, Any]:
+def log_switches(sw: switching.SwitchAnalysis) -> dict[str, Any]:
     """`summary.log_switches`: each switch with the writes near it, near-vs-elsewhere latency, the finding."""
     return {
         "window_s": sw.window_s,
@@ -85,7 +85,7 @@ def log_switches(sw: insights.SwitchAnalysis) -> dict[str, Any]:
 
 
 def summary(
-    a: Analysis, top: int, switches: insights.SwitchAnalysis | None = None, checks: compare.Checks | None = None
+    a: Analysis, top: int, switches: switching.SwitchAnalysis | None = None, checks: compare.Checks | None = None
 ) -> dict[str, Any]:
     """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations,
     the what-ifs and the comparisons with oratcptest, AWR and the distance.
@@ -95,7 +95,7 @@ def summary(
     w = a.writes
     slow = w.filter(pl.col("slow"))
     matched = int(w["matched"].sum())
-    switches = switches or insights.analyze_log_switches(w)
+    switches = switches or switching.switch_analysis(a)
     checks = checks or compare.checks(a)
     advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a), checks)
     return {
@@ -120,6 +120,8 @@ def summary(
         "clock": _rows(a.clock),
         "notes": notes(a),
         "log_switches": log_switches(switches),
+        "gaps": _rows(a.gaps),
+        "destinations": _rows(a.destinations),
         "recommendations": [asdict(r) for r in advice],
         "configurations": configurations(a, advice),
         "what_if": what_if(checks),
@@ -313,7 +315,7 @@ def _configuration(a: Analysis, c: Configuration, alone: bool, advice: list[insi
     received = sum(a.link_counts.get(link.name, (0, 0))[1] for link in commit)
     matched = int(w["matched"].sum())
     if not alone:
-        switches = insights.analyze_log_switches(w)
+        switches = switching.analyze_log_switches(w)
         advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a))
     return {
         "name": c.name,
@@ -409,7 +411,8 @@ def coverage(a: Analysis) -> list[dict[str, Any]]:
 
 
 def document(a: Analysis, top: int) -> dict[str, Any]:
-    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline", "async"}` (README, "Output contract")."""
+    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline", "async", "events"}` (README,
+    "Output contract")."""
     return {
         "summary": summary(a, top),
         "writes": _rows(a.writes),
@@ -418,4 +421,5 @@ def document(a: Analysis, top: int) -> dict[str, Any]:
         "coverage": coverage(a),
         "timeline": _rows(insights.per_minute(a.writes)),
         "async": async_links(a),
+        "events": _rows(events.around_writes(a)),
     }

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import insights
+from analyzer import events, switching
 from analyzer.report.context import Context
 from analyzer.summary import histogram, matched_only
 from analyzer.vocab import COMPONENTS, TOTAL_AND_COMPONENTS, Component, ms_column
@@ -234,21 +234,39 @@ def _switch_lines(fig: Any, switches: pl.DataFrame, ceiling: float) -> None:
     )
 
 
+#: the log writer and alert-log events marked on the axis of the per-write timeline (at most EVENT_MARKS)
+MARKED_EVENTS = ("sync_switch", "transport_error", "parameter_change", "startup", "protection")
+EVENT_MARKS = 2000
+
+
 def _warning_marks(fig: Any, c: Context) -> None:
-    """LGWR long-write warnings as markers at their elapsed time."""
+    """LGWR warnings (long writes, broadcast waits) as markers at their elapsed time; log file sync mode
+    switches, transport errors, parameter changes and startups as markers on the axis."""
     warnings = c.analysis.warnings.filter(pl.col("at").is_not_null())
-    if not warnings.height:
-        return
-    rows = warnings.select(_x("at"), "elapsed_ms", "file", "line").rows()
-    fig.add_scatter(
-        x=[r[0] for r in rows],
-        y=[r[1] for r in rows],
-        mode="markers",
-        name="LGWR warning",
-        marker={"symbol": "x", "size": 8, "color": "#111", "opacity": 0.8},
-        hovertext=[f"LGWR log write elapsed {r[1]} ms<br>{escape(c.where(r[2], r[3]))}" for r in rows],
-        hoverinfo="text",
-    )
+    if warnings.height:
+        rows = warnings.select(_x("at"), "elapsed_ms", "file", "line", "kind").rows()
+        named = {"log_write": "log write elapsed", "broadcast_wait": "broadcast wait"}
+        fig.add_scatter(
+            x=[r[0] for r in rows],
+            y=[r[1] for r in rows],
+            mode="markers",
+            name="LGWR warning",
+            marker={"symbol": "x", "size": 8, "color": "#111", "opacity": 0.8},
+            hovertext=[f"LGWR {named.get(r[4], r[4])} {r[1]} ms<br>{escape(c.where(r[2], r[3]))}" for r in rows],
+            hoverinfo="text",
+        )
+    marked = events.around_writes(c.analysis).filter(pl.col("event").is_in(MARKED_EVENTS) & pl.col("at").is_not_null())
+    if marked.height:
+        rows = marked.head(EVENT_MARKS).select(_x("at"), "event", "detail", "file", "line").rows()
+        fig.add_scatter(
+            x=[r[0] for r in rows],
+            y=[0.0] * len(rows),
+            mode="markers",
+            name="log writer / alert-log event",
+            marker={"symbol": "triangle-up", "size": 9, "color": "#b00", "opacity": 0.8},
+            hovertext=[f"{r[1]}: {escape(r[2] or '')}<br>{escape(c.where(r[3], r[4]))}" for r in rows],
+            hoverinfo="text",
+        )
 
 
 def histogram_figure(writes: pl.DataFrame) -> Any:
@@ -276,7 +294,7 @@ def top_figure(c: Context, top: int) -> Any:
     """The slowest writes as horizontal bars, components stacked."""
     import plotly.graph_objects as go
 
-    rows = insights.top_writes(c.analysis.writes, top, c.switches)
+    rows = switching.top_writes(c.analysis.writes, top, c.switches)
     labels = [f"{i}. msgid {m} (thread {t})" for i, (m, t) in enumerate(rows.select("msgid", "thread").iter_rows(), 1)]
     fig = go.Figure()
     for comp in COMPONENTS:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer import compare, crosscheck, insights, inventory, reconcile
+from analyzer import compare, crosscheck, events, inventory, reconcile, switching
 from analyzer.report import model as doc
 from analyzer.report.context import Context, Table, more
 from analyzer.report.facts import facts, zone_text
@@ -62,7 +62,7 @@ def verdict_table(c: Context) -> Table:
 def top_table(c: Context, top: int) -> Table:
     """The slowest writes with their breakdown, log-switch distance and evidence (file:line)."""
     rows = []
-    for w in insights.top_writes(c.analysis.writes, top, c.switches).iter_rows(named=True):
+    for w in switching.top_writes(c.analysis.writes, top, c.switches).iter_rows(named=True):
         switch = w["switch_at"]
         sides = ((w["primary_file"], w["primary_line"]), (w["standby_file"], w["standby_line"]))
         rows.append(
@@ -132,16 +132,18 @@ def switch_list(c: Context, limit: int = LISTED) -> Table:
 
 
 def warnings_table(c: Context, top: int) -> Table:
-    """The `top` longest LGWR long-write warnings with the breakdown of the remote write they cover."""
+    """The `top` longest LGWR warnings (long writes, broadcast waits) with the breakdown of the remote
+    write they cover: a fast remote write under a long warning says the time was local."""
     warnings = c.analysis.warnings
     listed = warnings.sort("elapsed_ms", "at", descending=[True, False]).head(top)
     rows = [
         (
             at_text(w["at"]),
-            str(w["thread"] or ""),
+            WARNING_KINDS.get(w["kind"], w["kind"]),
+            _text(w["thread"]),
             f"{w['elapsed_ms']:,}",
-            str(w["size_kb"] or ""),
-            str(w["msgid"] or ""),
+            _text(w["size_kb"]),
+            _text(w["msgid"]),
             fmt_ms(w["remote_total_ms"]),
             fmt_ms(w["network_ms"]),
             fmt_ms(w["rfs_io_ms"]),
@@ -151,15 +153,106 @@ def warnings_table(c: Context, top: int) -> Table:
         )
         for w in listed.iter_rows(named=True)
     ]
-    headers = ("at (UTC)", "thread", "elapsed ms", "size KB", "msgid", "remote ms", "network ms", "rfs_io ms")
+    headers = ("at (UTC)", "kind", "thread", "elapsed ms", "size KB", "msgid", "remote ms", "network ms", "rfs_io ms")
     note = more(listed.height, warnings.height, "warnings (the longest)", "--format csv --table warnings")
     return Table(
         (*headers, "rfs_other ms", "verdict", "evidence"),
         rows,
         note,
-        optional=("size KB", "thread", "remote ms", "msgid"),
+        optional=("kind", "size KB", "thread", "remote ms", "msgid"),
         paths=("evidence",),
         key="at (UTC)",
+    )
+
+
+#: how a report names the kinds of LGWR warnings
+WARNING_KINDS = {"log_write": "long write", "broadcast_wait": "broadcast wait"}
+
+
+def _text(value: object) -> str:
+    """A cell: empty when unknown, the value otherwise (0 included)."""
+    return "" if value is None else str(value)
+
+
+def events_table(c: Context, limit: int = LISTED) -> Table:
+    """The log writer and alert-log events around the writes (`analyzer.events`) but the warnings (their
+    own table), counted by event and host: first and last (UTC), and the first one's detail and file:line."""
+    found = events.around_writes(c.analysis).filter(~pl.col("event").is_in(list(WARNING_KINDS)))
+    grouped = (
+        found.group_by("event", "host", maintain_order=True)
+        .agg(
+            count=pl.len(),
+            first=pl.col("at").min(),
+            last=pl.col("at").max(),
+            detail=pl.col("detail").first(),
+            file=pl.col("file").first(),
+            line=pl.col("line").first(),
+        )
+        .sort("first", "event", nulls_last=True)
+    )
+    rows = [
+        (
+            r["event"],
+            r["host"] or "",
+            f"{r['count']:,}",
+            at_text(r["first"]),
+            at_text(r["last"]),
+            r["detail"] or "",
+            c.where(r["file"], r["line"]),
+        )
+        for r in grouped.iter_rows(named=True)
+    ]
+    note = more(min(limit, len(rows)), len(rows), "kinds of event", "--format csv --table events")
+    headers = ("event", "host", "count", "first (UTC)", "last (UTC)", "first detail", "first at")
+    return Table(headers, rows[:limit], note, optional=("last (UTC)", "host"), paths=("first at",), key="event")
+
+
+def gaps_table(c: Context, limit: int = LISTED) -> Table:
+    """Segments named by a marker and missing from the upload: no evidence from that host in between."""
+    rows = [
+        (
+            g["process"] or "",
+            g["host"] or "",
+            g["missing"],
+            at_text(g["from_at"]) or "its start",
+            at_text(g["to_at"]) or "the end of the upload",
+            f"{g['messages']:,}",
+            c.where(g["before_file"], g["line"]) or c.where(g["after_file"], 1),
+        )
+        for g in c.analysis.gaps.iter_rows(named=True)
+    ]
+    headers = ("process", "host", "missing segment", "from (UTC)", "to (UTC)", "messages in it", "named at")
+    note = more(min(limit, len(rows)), len(rows), "missing segments", "--format json (summary.gaps)")
+    return Table(headers, rows[:limit], note, optional=("host",), paths=("named at",), key="missing segment")
+
+
+def destinations_table(c: Context, limit: int = LISTED) -> Table:
+    """Each redo transport destination the alert logs set (startup listing, ALTER SYSTEM), as written."""
+    rows = [
+        (
+            d["database"] or "",
+            d["instance"] or "",
+            f"LOG_ARCHIVE_DEST_{d['dest']}",
+            d["state"] or "",
+            d["service"] or d["location"] or "",
+            " ".join(v for v in (d["transport"], d["affirm"]) if v),
+            d["target"] or "",
+            _text(d["net_timeout_s"]),
+            at_text(d["set_at"]),
+            d["source"],
+            c.where(d["file"], d["line"]),
+        )
+        for d in c.analysis.destinations.iter_rows(named=True)
+    ]
+    headers = ("database", "instance", "destination", "state", "service", "transport", "db_unique_name")
+    note = more(min(limit, len(rows)), len(rows), "settings", "--format json (summary.destinations)")
+    return Table(
+        (*headers, "net_timeout s", "set at (UTC)", "by", "evidence"),
+        rows[:limit],
+        note,
+        optional=("net_timeout s", "instance", "state", "set at (UTC)"),
+        paths=("evidence",),
+        key="destination",
     )
 
 

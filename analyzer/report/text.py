@@ -34,8 +34,11 @@ from analyzer.report.sections import (
     clock_table,
     comparison_blocks,
     coverage_table,
+    destinations_table,
+    events_table,
     facts_table,
     files_table,
+    gaps_table,
     histogram_table,
     no_recommendation,
     percentile_table,
@@ -380,7 +383,14 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
             ("Clock offset: standby minus primary (from the writes with the smallest round trips)", clock_table(c))
         )
     if a.warnings.height:
-        sections.append(("LGWR long-write warnings and their remote part", warnings_table(c, top)))
+        sections.append(("LGWR warnings (long writes, broadcast waits) and their remote part", warnings_table(c, top)))
+    around = events_table(c)
+    if around.rows:
+        sections.append(("Log writer and alert-log events around the writes", around))
+    if a.gaps.height:
+        sections.append(("Missing segments (no evidence from that host in between)", gaps_table(c)))
+    if a.destinations.height:
+        sections.append(("Redo transport destinations (alert logs)", destinations_table(c)))
     if a.unmatched.height:
         sections.append(("Unmatched messages by reason", unmatched_table(c)))
     if c.summary["unparsed_lines"]:

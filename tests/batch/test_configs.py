@@ -94,8 +94,8 @@ def test_db_columns_from_each_side_file() -> None:
 
 
 def _probed(share: Path) -> list[SourceInfo]:
-    from analyzer.archives import Limits
     from analyzer.batch.inputs import scan
+    from analyzer.limits import Limits
     from analyzer.zones import TimeZones
 
     return scan([str(share)], {}, TimeZones(), Limits()).sources()

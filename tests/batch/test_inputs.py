@@ -7,8 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
-from analyzer.archives import Limits
 from analyzer.batch.inputs import load_records, scan
+from analyzer.limits import Limits
 from analyzer.zones import TimeZones
 from tests.batch.helpers import copy_share
 
@@ -18,8 +18,9 @@ def _scan(paths: list[Path], known: dict | None = None):  # type: ignore[no-unty
 
 
 def test_first_scan_probes_every_trace_and_lists_the_rest(one_day: Path) -> None:
+    """Traces and alert logs are probed; trace maps and the other files are listed with the reason."""
     found = _scan([one_day])
-    traces = sorted(str(p) for p in one_day.rglob("*.trc"))
+    traces = sorted(str(p) for pattern in ("*.trc", "alert_*.log") for p in one_day.rglob(pattern))
     assert sorted(s.label for s in found.sources()) == traces
     assert set(found.status.values()) == {"new"}
     reasons = {s.reason for s in found.skipped()}

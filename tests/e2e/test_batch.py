@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from analyzer.errors import ExitCode
 from tests.batch.helpers import check_against_truth, copy_share, make_share, snapshot, truth, writes
 
 pytestmark = pytest.mark.slow
@@ -166,7 +167,7 @@ def test_second_run_at_once_is_refused(share_master: Path, tmp_path: Path) -> No
         while not (out / "_dgtrace" / "lock").is_file() or not (out / "_dgtrace" / "lock").read_text():
             assert time.monotonic() < deadline and first.poll() is None
             time.sleep(0.02)
-        second = dgtrace("batch", str(share_master), "--out", str(out), check=5)
+        second = dgtrace("batch", str(share_master), "--out", str(out), check=ExitCode.BUSY)
         assert f"pid {first.pid}" in second.stderr and "run again when it has finished" in second.stderr
     finally:
         first.wait()

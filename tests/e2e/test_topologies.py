@@ -144,9 +144,13 @@ def test_a_far_sync_chain_is_matched_hop_by_hop(tmp_path: Path) -> None:
     ]
 
 
-def _without_client_modules(src: Path, dst: Path) -> None:
-    """The set as it would look if RFS sessions named no client (no `MODULE NAME` line)."""
+def _without_client_modules(src: Path, dst: Path, *, alert_logs: bool = False) -> None:
+    """The set as it would look if RFS sessions named no client (no `MODULE NAME` line), and without
+    its alert logs (their destinations would decide) unless `alert_logs`."""
     shutil.copytree(src, dst)
+    if not alert_logs:
+        for path in dst.rglob("alert_*.log*"):
+            path.unlink()
     for path in dst.rglob("*rfs*.trc*"):
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt") as f:
@@ -181,6 +185,17 @@ def test_a_share_without_client_modules_is_told_apart_by_match_rates(tmp_path: P
     a = analyze([str(tmp_path / "bare")])
     assert_exact(a.writes, truth_of(tmp_path / "share" / "truth.csv").drop("day"))
     assert {k.decided_by for k in a.topology.links} == {"match rate"}
+
+
+@pytest.mark.slow
+def test_a_share_without_client_modules_is_told_apart_by_its_alert_logs(tmp_path: Path) -> None:
+    """The primaries' alert logs list LOG_ARCHIVE_DEST_n with its DB_UNIQUE_NAME: that decides each link."""
+    simulate_share(tmp_path / "share", ShareOptions(configs=3, days=2, writes=300))
+    _without_client_modules(tmp_path / "share", tmp_path / "bare", alert_logs=True)
+    a = analyze([str(tmp_path / "bare")])
+    assert_exact(a.writes, truth_of(tmp_path / "share" / "truth.csv").drop("day"))
+    assert {k.decided_by for k in a.topology.links} == {"destination parameter"}
+    assert set(a.destinations["transport"].drop_nulls()) <= {"SYNC", "ASYNC"} and a.destinations.height
 
 
 @pytest.mark.slow

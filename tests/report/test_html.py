@@ -104,7 +104,8 @@ def test_plots_and_sections_are_present(page: tuple[str, Page]) -> None:
         assert re.search(rf'Plotly\.newPlot\(\s*"{plot}",', text), plot
     for heading in ("Facts", "Recommendations", "Timeline", "Log switches", "Percentiles (ms)", "Histogram"):
         assert f"<h2>{heading}</h2>" in text
-    for heading in ("LGWR long-write warnings", "Unmatched messages", "Unparsed lines", "Notes and caveats", "Files"):
+    warnings = "LGWR warnings (long writes, broadcast waits)"
+    for heading in (warnings, "Unmatched messages", "Unparsed lines", "Notes and caveats", "Files"):
         assert f"<h2>{heading}</h2>" in text
     assert "<p>Every message found its partner.</p>" in text
 

@@ -48,7 +48,7 @@ def test_paper_markdown_has_verdict_recommendations_and_evidence() -> None:
         "## Top 2 slowest writes",
         "## Histogram (writes per bucket, as V$EVENT_HISTOGRAM)",
         "## Clock offset (standby minus primary)",
-        "## LGWR long-write warnings",
+        "## LGWR warnings (long writes, broadcast waits)",
         "## Files",
     ]
     assert "| rfs_io | 66 | 3.378 | 0.938 | 1.262 | 1.471 | 162.679 |" in lines  # p50, p90, p99, max per component

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import io
 import json
 import os
 import pty
@@ -20,12 +21,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from analyzer.api import Analysis, Options, analyze, analyze_files
 from analyzer.cli import app
-from analyzer.report.context import Table
-from analyzer.report.text import PIPE_WIDTH, layout, tails
+from analyzer.report.context import Context, Table
+from analyzer.report.html import render_html
+from analyzer.report.markdown import render_markdown
+from analyzer.report.sections import files_table, warnings_table
+from analyzer.report.text import PIPE_WIDTH, layout, render_text, tails
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from tests.builders import ack, krs, send
+from tests.builders import ack, krs, primary_lines, read_trace, send, standby_lines
 from tests.conftest import PAPER, write
 
 #: an ANSI escape sequence (colour, cursor) as rich writes them on a terminal
@@ -96,7 +101,7 @@ def test_tables_are_bounded_with_where_to_find_the_rest(busy: Path) -> None:
     text = _text([str(busy), "--top", "5"], 120)
     assert f"5 of {warnings:,} warnings (the longest); {warnings - 5:,} more: --format csv --table warnings." in text
     assert "5 of 12,000 writes (the slowest); 11,995 more: --format csv." in text
-    table = text[text.index("LGWR long-write warnings and") : text.index("Coverage (every line")]
+    table = text[text.index("LGWR warnings (long writes, broadcast waits) and") : text.index("Coverage (every line")]
     assert len([line for line in table.splitlines() if re.match(r"^ \d\d:\d\d:\d\d", line)]) == 5
 
 
@@ -190,3 +195,79 @@ def test_the_demo_in_a_terminal_120_wide() -> None:
     text = _in_a_terminal(["analyze", "samples/paper-2014", "--tz", "-07:00"], 120)
     row = next(line for line in text.splitlines() if "117468" in line and "162.679" in line)
     assert re.search(r"15:46:34\.598000\s+1\s+1584\s+117468\s+163\s+0\s+162\.679\s+0\s+rfs_io\s+boston1_nss2_4401", row)
+
+
+# --- what the traces say beyond the writes: both kinds of LGWR warning, events, gaps, destinations
+
+
+def _report(a: Analysis) -> str:
+    out = io.StringIO()
+    render_text(a, out, 5)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def rich_set(tmp_path_factory: pytest.TempPathFactory) -> Analysis:
+    """19c: broadcast waits, log file sync switches, alert logs, segments with one deleted."""
+    out = tmp_path_factory.mktemp("report") / "set"
+    options = SimOptions(
+        writes=1500,
+        threads=1,
+        format_version="19c",
+        lgwr_broadcast_rate=0.05,
+        lgwr_mode_switch_every=300,
+        log_switch_every=400,
+        extras=True,
+        segment_bytes=64 * 1024,
+        drop_segment=1,
+        seed=3,
+    )
+    simulate(out, options)
+    return analyze([str(out)], Options())
+
+
+def test_the_sections_of_every_human_report(rich_set: Analysis) -> None:
+    text = _report(rich_set)
+    markdown, html = io.StringIO(), io.StringIO()
+    render_markdown(rich_set, markdown, 5)
+    render_html(rich_set, html, 5)
+    for report in (text, markdown.getvalue(), html.getvalue()):
+        assert "LGWR warnings (long writes, broadcast waits)" in report
+        assert "broadcast wait" in report and "sync_switch" in report and "log_switch" in report
+        assert "Missing segments" in report and "_1.trc" in report
+        assert "Redo transport destinations (alert logs)" in report and "LOG_ARCHIVE_DEST_2" in report
+    assert "more fall in 2 missing segment(s): see Missing segments" in text
+
+
+def test_the_last_stamp_keeps_its_date_and_zero_kb_shows() -> None:
+    """A file from one day to the next: its last stamp has its own date; a 0 KB write prints 0."""
+    p = primary_lines(
+        [
+            (1, "2014-12-31 23:59:59.100000", "2014-12-31 23:59:59.103000"),
+            (2, "2015-01-01 00:00:01.100000", "2015-01-01 00:00:01.103000"),
+        ]
+    )
+    s = standby_lines(
+        [
+            (1, "2014-12-31 23:59:59.101000", "2014-12-31 23:59:59.102000", [("RFS write", 500)]),
+            (2, "2015-01-01 00:00:01.101000", "2015-01-01 00:00:01.102000", [("RFS write", 500)]),
+        ]
+    )
+    lgwr = ["*** 2015-01-01 00:00:01.150", "Warning: log write elapsed time 120ms, size 0KB"]
+    files = [read_trace(p, "db1_nss2_5.trc"), read_trace(s, "sb1_rfs_6.trc"), read_trace(lgwr, "db1_lgwr_1.trc")]
+    analysis = analyze_files(files, [], Options())
+    text = _report(analysis)
+    (nss,) = [row for row in files_table(Context.of(analysis, 5)).rows if row[0] == "db1_nss2_5.trc"]
+    assert "2014-12-31 23:59:59" in nss and "2015-01-01 00:00:01" in nss
+    (warning,) = warnings_table(Context.of(analysis, 5), 5).rows
+    assert warning[1:5] == ("long write", "1", "120", "0")
+    assert "long write" in text
+
+
+def test_lines_with_bytes_that_are_not_text_are_said(tmp_path: Path) -> None:
+    """A trace with a few damaged lines: read, and the report says how many lines hold such bytes."""
+    trace = tmp_path / "db1_nss2_5.trc"
+    lines = [line.encode() for line in primary_lines([(1, "2024-01-01 00:00:00.100000", "2024-01-01 00:00:00.103000")])]
+    trace.write_bytes(b"\n".join([*lines, b"junk \xff\xfe here", *lines[:1]]) + b"\n")
+    text = " ".join(_report(analyze([str(trace)], Options())).split())  # the note may wrap
+    assert "1 of 6 line(s) hold bytes that are not text: replaced" in text
