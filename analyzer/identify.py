@@ -113,21 +113,27 @@ def _thread(header: pl.DataFrame) -> int | None:
     return int(words[0]) or None
 
 
-def _alert_log(label: str, name: str, header: pl.DataFrame) -> FileInfo:
-    """An instance's alert log: its instance from the name, its host from `Node name:` or the path."""
-    found = ALERT_LOG_NAME.match(name)
-    instance = found["sid"] if found else None
-    evidence = ["alert log by its name"]
+def _host(label: str, header: pl.DataFrame, instance: str | None, evidence: list[str], from_header: str) -> str | None:
+    """A file's host: `Node name:`, else the ADR path's host folder, else its instance stands in (evidence noted)."""
     host = _header_value(header, "Node name")
     adr = _ADR_PATH.search(label)
     if host:
-        evidence.append("host from Node name")
+        evidence.append(from_header)
     elif adr and adr["host"].lower() not in {"u01", "u02", "app", "oracle", "opt"}:
         host = adr["host"]
         evidence.append("host from ADR path")
     elif instance:
         host = f"instance:{instance}"
         evidence.append("host unknown: instance name stands in")
+    return host
+
+
+def _alert_log(label: str, name: str, header: pl.DataFrame) -> FileInfo:
+    """An instance's alert log: its instance from the name, its host from `Node name:` or the path."""
+    found = ALERT_LOG_NAME.match(name)
+    instance = found["sid"] if found else None
+    evidence = ["alert log by its name"]
+    host = _host(label, header, instance, evidence, "host from Node name")
     version = _version(header, latest=True)
     return FileInfo(
         label, Role.OTHER, None, instance, host, None, version, "; ".join(evidence), None, FileKind.ALERT_LOG
@@ -162,16 +168,7 @@ def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.Data
         process = "RFS" if server else "NSS"
         evidence.append("process from content (16410 messages)")
     instance = _header_value(header, "Instance name") or (by_name["sid"] if by_name else None)
-    adr = _ADR_PATH.search(label)
-    host = _header_value(header, "Node name")
-    if host:
-        evidence.append("host from header")
-    elif adr and adr["host"].lower() not in {"u01", "u02", "app", "oracle", "opt"}:
-        host = adr["host"]
-        evidence.append("host from ADR path")
-    elif instance:
-        host = f"instance:{instance}"
-        evidence.append("host unknown: instance name stands in")
+    host = _host(label, header, instance, evidence, "host from header")
     pid = _pid(header) or (int(by_name["pid"]) if by_name and len(by_name["pid"]) < 19 else None)
     return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence), pid)
 

@@ -7,8 +7,7 @@ import itertools
 import json
 import re
 import sys
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,18 @@ from analyzer.errors import UsageError
 from analyzer.simulate import SimOptions, SimResult, parse_size, runner, simulate
 from analyzer.simulate.cli import simulate_command
 from analyzer.units import parse_offset
+from tests.simulate.readers import (
+    EPOCH,
+    KRS,
+    MSG,
+    Key,
+    Remote,
+    expected_values,
+    local_us,
+    read_rfs,
+    read_sender,
+    text_lines,
+)
 
 GENERATIONS = ("11.2", "12.1", "19c", "23ai")
 TRUTH_HEADER = [
@@ -26,22 +37,9 @@ TRUTH_HEADER = [
     "rfs_ms", "rfs_io_ms", "rfs_other_ms", "verdict",
 ]  # fmt: skip
 
-KRS = re.compile(
-    r"^\*\*\* (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.(?P<frac>\d+))"
-    r"(?P<tail> \d+ \w+\.c| \[\w+\.c:\d+\])$"
-)
-MSG = re.compile(
-    r"^(?:\.\.\. )?(?P<kind>Client sending|Client received|Server received|Server finished)"
-    r"[A-Za-z ]* \[\w+\] (?:response )?oper='Write' flag=67111042 "
-    r"thrd=(?P<thrd>\d+) seq=(?P<seq>\d+) msgid=(?P<msgid>\d+)$"
-)
 WAIT = re.compile(r"^WAIT #0: nam='(?P<name>[^']+)' ela=(?P<sp> ?)(?P<ela>\d+) .*tim=(?P<tim>\d+)$")
 ADR_OLD = re.compile(r"^\*\*\* \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$")
 ADR_ISO = re.compile(r"^\*\*\* \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(?P<zone>[+-]\d\d:\d\d) \(CDB\$ROOT\(1\)\)$")
-IO_EVENTS = {"RFS write", "RFS random i/o", "RFS sequential i/o"}
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-Key = tuple[int, int, int]
 
 
 def run(tmp_path: Path, name: str = "set", **options: object) -> SimResult:
@@ -55,12 +53,6 @@ def files_of(result: SimResult, pname: str) -> list[Path]:
     return [f for f in result.files if f"_{pname}_" in f.name]
 
 
-def local_us(stamp: str, offset_min: int) -> int:
-    """µs since the epoch (UTC) of a zone-less local stamp printed at `offset_min`."""
-    naive = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=UTC)
-    return (naive - EPOCH) // timedelta(microseconds=1) - offset_min * 60_000_000
-
-
 def read_truth(result: SimResult) -> list[dict[str, str]]:
     with result.truth.open(newline="") as handle:
         return list(csv.DictReader(handle))
@@ -70,77 +62,22 @@ def us(value: str) -> int:
     return round(float(value) * 1000)
 
 
-@dataclass
-class Remote:
-    """One write as a reader following the paper's stamp rules sees it (host clock µs, UTC)."""
-
-    t1: int = 0
-    t4: int = 0
-    t2: int = 0
-    t3: int = 0
-    io: int = 0
-
-
-def read_nss(path: Path, offset: int, writes: dict[Key, Remote]) -> list[tuple[str, Key]]:
-    """Send stamp: next krs stamp after `Client sending`; ack: last one before `Client received`."""
-    events: list[tuple[str, Key]] = []
-    pending: Key | None = None
-    last = ""
-    for line in path.read_text().splitlines():
-        if m := KRS.match(line):
-            last = m["ts"]
-            if pending is not None:
-                writes.setdefault(pending, Remote()).t1 = local_us(last, offset)
-                pending = None
-        elif m := MSG.match(line):
-            key = (int(m["thrd"]), int(m["seq"]), int(m["msgid"]))
-            events.append((m["kind"], key))
-            if m["kind"] == "Client sending":
-                pending = key
-            else:
-                writes[key].t4 = local_us(last, offset)
-    return events
-
-
-def read_rfs(path: Path, offset: int, writes: dict[Key, Remote]) -> None:
-    """RFS stamps follow their messages; I/O waits count between received and finished."""
-    pending: tuple[Key, str] | None = None
-    inside: Key | None = None
-    for line in path.read_text().splitlines():
-        if m := KRS.match(line):
-            if pending is not None:
-                setattr(writes[pending[0]], pending[1], local_us(m["ts"], offset))
-                pending = None
-        elif m := MSG.match(line):
-            key = (int(m["thrd"]), int(m["seq"]), int(m["msgid"]))
-            received = m["kind"] == "Server received"
-            pending = (key, "t2" if received else "t3")
-            inside = key if received else None
-        elif (m := WAIT.match(line)) and inside is not None and m["name"] in IO_EVENTS:
-            writes[inside].io += int(m["ela"])
-
-
 def reread(result: SimResult, primary_tz: str = "+00:00", standby_tz: str = "+00:00") -> dict[Key, Remote]:
+    """Every write as the printed text says it (`tests.simulate.readers`), each host's stamps read at its zone."""
     writes: dict[Key, Remote] = {}
     for path in files_of(result, "nss2"):
-        read_nss(path, parse_offset(primary_tz), writes)
+        writes.update(read_sender(text_lines(path), parse_offset(primary_tz)))
     for path in files_of(result, "rfs"):
-        read_rfs(path, parse_offset(standby_tz), writes)
+        for key, w in read_rfs(text_lines(path), parse_offset(standby_tz)).items():
+            sent = writes[key]
+            sent.t2, sent.t3, sent.io = w.t2, w.t3, w.io
     return writes
 
 
 def expected_row(key: Key, w: Remote) -> list[str]:
-    total, rfs = w.t4 - w.t1, w.t3 - w.t2
-    network, other = total - rfs, rfs - w.io
-    parts = {"network": network, "rfs_io": w.io, "rfs_other": other}
-    verdict = max(parts, key=lambda k: parts[k])
-    sent = datetime.fromtimestamp(w.t1 // 1_000_000, UTC)
-    return [
-        *map(str, key),
-        f"{sent:%Y-%m-%dT%H:%M:%S}.{w.t1 % 1_000_000:06d}Z",
-        *(f"{v / 1000:.3f}" for v in (total, network, rfs, w.io, other)),
-        verdict,
-    ]
+    """truth.csv's row for one write (its columns of the first generations: no srl_write_ms)."""
+    values = expected_values(key, w)
+    return [values[name] for name in TRUTH_HEADER]
 
 
 # --- determinism and layout ---------------------------------------------------------------
@@ -383,8 +320,9 @@ def test_msgids_increase_and_seq_switches(tmp_path: Path) -> None:
 def test_one_outstanding_write_per_nss(tmp_path: Path) -> None:
     result = run(tmp_path, writes=800, scenario="network", noise=0.5)
     for path in files_of(result, "nss2"):
-        writes: dict[Key, Remote] = {}
-        events = read_nss(path, 0, writes)
+        lines = text_lines(path)
+        writes = read_sender(lines)
+        events = [(m["kind"], (int(m["thrd"]), int(m["seq"]), int(m["msgid"]))) for x in lines if (m := MSG.match(x))]
         kinds = [kind for kind, _ in events]
         assert kinds == ["Client sending", "Client received"] * 800
         assert all(events[i][1] == events[i + 1][1] for i in range(0, len(events), 2))
