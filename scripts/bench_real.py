@@ -2,7 +2,7 @@
 
     python scripts/bench_real.py [--real DIR] [--copies 12] [--runs 3] [--commit SHA ...]
 
-The real traces (`../shared/real-traces` beside the repository by default; they are never copied
+The real traces (`$DGTRACE_REAL_TRACES`, else `shared/real-traces` beside the clone; they are never copied
 into it) are small: each `*.trc` is written `--copies` times end to end into one file of a
 temporary corpus (a repeated header starts a new process incarnation, as a reused pid would), so
 that reading, not start-up, dominates. The corpus is then analysed `--runs` times
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL = ROOT.parent / "shared" / "real-traces"
+REAL = Path(os.environ.get("DGTRACE_REAL_TRACES") or ROOT.parent / "shared" / "real-traces")
 
 
 def build_corpus(real: Path, copies: int, out: Path) -> list[Path]:
