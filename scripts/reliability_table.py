@@ -17,6 +17,7 @@ also used by tests/test_reliability.py, with smaller sizes and the same shapes.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import os
@@ -556,10 +557,13 @@ def _newlines(work: Path) -> Path:
 
 
 def _big(work: Path) -> Path:
-    """A 500 MB simulated set (built once with the dgtrace under test)."""
+    """A 500 MB simulated set, built once by this checkout's simulator where it can be imported (the
+    same set whichever dgtrace is under test), else by the dgtrace under test."""
     path = work / "big"
     if not path.exists():
-        subprocess.run([_DGTRACE[0], "simulate", str(path), "--size", "500MB"], check=True, capture_output=True)
+        here = importlib.util.find_spec("analyzer") is not None
+        simulator = [sys.executable, "-m", "analyzer"] if here else [_DGTRACE[0]]
+        subprocess.run([*simulator, "simulate", str(path), "--size", "500MB"], check=True, capture_output=True)
     return path
 
 
