@@ -36,7 +36,8 @@ def read_text(path: str | Path, what: str, limit: int = MAX_BYTES) -> tuple[str,
     """
     file = Path(path)
     if not file.is_file():
-        raise UsageError(f"{what} {file}: no such file")
+        kind = "a directory, not a file" if file.is_dir() else "not a regular file" if file.exists() else "no such file"
+        raise UsageError(f"{what} {file}: {kind}")
     suffix = file.suffix.lower()
     chunks: list[bytes] = []
     damage: str | None = None

@@ -98,13 +98,19 @@ def scan(
     zones: TimeZones,
     limits: Limits,
     progress: ProgressHook | None = None,
+    dataset: str | None = None,
 ) -> Scan:
-    """Compare the inputs with their records; probe what is new or changed.
+    """Compare the inputs with their records; probe what is new or changed. The files of the
+    `dataset` folder (when a path holds it) are no inputs.
 
     Raises:
         UsageError: a path names nothing.
     """
     found, lost = discover([os.path.abspath(p) for p in paths], limits=limits, dedupe=False)
+    if dataset is not None:
+        inside = os.path.join(os.path.abspath(dataset), "")
+        found = [s for s in found if not file_of(s.label).startswith(inside)]
+        lost = [s for s in lost if not file_of(s.label).startswith(inside)]
     sources: dict[str, list[Source]] = {}
     skipped: dict[str, list[Skipped]] = {}
     for source in found:

@@ -94,7 +94,8 @@ def run_batch(
     with dataset.locked(), stop_on_signals(), _clean_up(dataset):
         dataset.check_version()
         summary.swept_files = dataset.sweep()
-        found = scan(paths, load_records(dataset.read_json("inputs.json")), settings.zones, settings.limits, progress)
+        known = load_records(dataset.read_json("inputs.json"))
+        found = scan(paths, known, settings.zones, settings.limits, progress, dataset=str(out))
         manifest = found.manifest()
         if dataset.read_json("inputs.json") != manifest:
             dataset.write_json(dataset.meta / "inputs.json", manifest)

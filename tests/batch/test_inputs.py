@@ -89,3 +89,18 @@ def test_a_damaged_file_is_skipped_with_its_reason(one_day: Path, tmp_path: Path
     assert skip.label == str(broken) and skip.reason.startswith("cannot be read")
     again = _scan([share], load_records(found.manifest()))
     assert again.status[str(broken)] == "unchanged"  # not probed again while it stays as it is
+
+
+def test_a_dataset_inside_the_share_is_no_input(one_day: Path, tmp_path: Path) -> None:
+    """`dgtrace batch SHARE --out SHARE/dataset`: the dataset's own files are never inputs of a later run."""
+    share = copy_share(one_day, tmp_path / "share")
+    dataset = share / "dataset"
+    (dataset / "writes" / "day=2024-10-22").mkdir(parents=True)
+    (dataset / "writes" / "day=2024-10-22" / "part-0.parquet").write_bytes(b"PAR1 not a trace")
+    (dataset / "_dgtrace").mkdir()
+    (dataset / "_dgtrace" / "inputs.json").write_text("{}")
+    without = scan([str(share)], {}, TimeZones(), Limits(), dataset=str(dataset))
+    assert without.seen == sum(1 for p in one_day.rglob("*") if p.is_file())
+    assert not any(str(dataset) in label for label in [*without.status, *(s.label for s in without.sources())])
+    naive = _scan([share])
+    assert naive.seen == without.seen + 2

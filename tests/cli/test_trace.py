@@ -114,6 +114,7 @@ def test_the_writes_table_has_the_fast_sync_column(incident: list[str], document
         ("--baseline", FIXTURES / "oratcptest" / "server-only.txt", "only oratcptest server output"),
         ("--baseline", FIXTURES / "oratcptest" / "iperf.txt", "not oratcptest client output"),
         ("--awr", FIXTURES / "awr" / "no-such-report.txt", "no such file"),
+        ("--baseline", FIXTURES / "oratcptest", "a directory, not a file"),
     ],
 )
 def test_a_file_that_cannot_be_read_exits_2_with_its_name_and_reason(option: str, path: Path, reason: str) -> None:
