@@ -82,7 +82,6 @@ def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = No
     `switches`: the log-switch analysis of `a.writes` when the caller already has it.
     """
     w = a.writes
-    slow = w.filter(pl.col("slow"))
     matched = int(w["matched"].sum())
     switches = switches or insights.switch_analysis(a)
     advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a))
@@ -94,7 +93,7 @@ def summary(a: Analysis, top: int, switches: insights.SwitchAnalysis | None = No
         "standby_writes": a.standby_exchanges,
         "matched_writes": matched,
         "match_rate": round(matched / a.primary_exchanges, 4) if a.primary_exchanges else None,
-        "slow_writes": slow.height,
+        "slow_writes": int(w["slow"].sum()),
         "unmatched_messages": a.unmatched.height,
         "unparsed_lines": sum(f.parsed.unparsed for f in a.files),
         "first_write_at": _iso(w["sent_at"].min()) if w.height else None,
@@ -136,7 +135,9 @@ def _link_writes(writes: pl.DataFrame, links: list[Link]) -> pl.DataFrame:
 def link_entry(a: Analysis, link: Link, writes: pl.DataFrame) -> dict[str, Any]:
     """One link: its ends, transport and the evidence that decided both, its files and counts."""
     sent, received = a.link_counts.get(link.name, (0, 0))
-    matched = int(_link_writes(writes, [link])["matched"].sum()) if writes.height else 0
+    # only the columns it needs: `_link_writes` gathers rows, and the whole table would be copied
+    link_matched = _link_writes(writes.select("primary_db", "standby_db", "matched"), [link])["matched"]
+    matched = int(link_matched.sum()) if writes.height else 0
     return {
         "name": link.name,
         "sender_db": link.sender_db,
