@@ -19,15 +19,17 @@ from typing import IO, TYPE_CHECKING, Protocol
 
 import zstandard
 
-try:  # optional: the `fast-gzip` extra
-    from isal import igzip
-except ImportError:  # pragma: no cover - the tests install the extra
-    igzip = None  # type: ignore[assignment]
-
 from analyzer.errors import CorruptInput, LimitExceeded
 from analyzer.limits import KiB, MiB, Session, Tree, size_text, timed
 from analyzer.skips import CORRUPT_ERRORS, Damaged, cannot_read, corrupt, describe, printable
 from analyzer.spill import check_stop
+
+try:  # optional: the `fast-gzip` extra
+    from isal import igzip
+except ImportError:  # pragma: no cover - the tests install the extra
+    igzip = None  # type: ignore[assignment]
+#: python-isal is there: gzip inputs are inflated by ISA-L (`gzip_reader`)
+FAST_GZIP = igzip is not None
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
