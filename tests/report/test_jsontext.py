@@ -32,9 +32,9 @@ SCALARS = st.one_of(
 KEYS = st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none(), st.just(Rank.FIRST))
 VALUES = st.recursive(
     SCALARS,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.lists(inner, max_size=3).map(tuple)
-    | st.dictionaries(KEYS, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple) | st.dictionaries(KEYS, inner, max_size=4)
+    ),
     max_leaves=30,
 )
 
