@@ -12,10 +12,18 @@ import tarfile
 import zipfile
 import zlib
 from dataclasses import dataclass
+from typing import cast
 
 import zstandard
 
 from analyzer.errors import CorruptInput
+
+try:  # python-isal, the `fast-gzip` extra (see `streams.gzip_reader`): its inflater raises its own error
+    from isal import isal_zlib
+
+    GZIP_ERRORS: tuple[type[Exception], ...] = (cast(type[Exception], isal_zlib.error),)
+except ImportError:  # pragma: no cover - the tests install the extra
+    GZIP_ERRORS = ()
 
 #: what the standard library and zstandard raise on corrupt, truncated or unreadable data
 #: (zipfile raises NotImplementedError for a "version needed" or feature it does not know)
@@ -30,6 +38,7 @@ CORRUPT_ERRORS: tuple[type[Exception], ...] = (
     zipfile.BadZipFile,
     tarfile.TarError,
     zstandard.ZstdError,
+    *GZIP_ERRORS,
 )
 
 

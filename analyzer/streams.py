@@ -24,6 +24,13 @@ from analyzer.limits import KiB, MiB, Session, Tree, size_text, timed
 from analyzer.skips import CORRUPT_ERRORS, Damaged, cannot_read, corrupt, describe, printable
 from analyzer.spill import check_stop
 
+try:  # optional: the `fast-gzip` extra
+    from isal import igzip
+except ImportError:  # pragma: no cover - the tests install the extra
+    igzip = None  # type: ignore[assignment]
+#: python-isal is there: gzip inputs are inflated by ISA-L (`gzip_reader`)
+FAST_GZIP = igzip is not None
+
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
@@ -258,9 +265,18 @@ def _zstd_reader(source: Layer) -> Reader:
     return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True, closefd=True)
 
 
+def gzip_reader(source: Layer, *, fast: bool = True) -> Reader:
+    """A gzip stream's bytes (every member): through python-isal's inflater when it is installed (the
+    `fast-gzip` extra: ISA-L inflates about three times as fast as zlib, the same bytes) and `fast`,
+    else through the standard library's."""
+    if fast and igzip is not None:
+        return igzip.IGzipFile(fileobj=source, mode="rb")  # type: ignore[no-untyped-call]
+    return gzip.GzipFile(fileobj=source, mode="rb")
+
+
 #: single-stream compression wrappers, by file suffix
 _DECOMPRESSORS: dict[str, Callable[[Layer], Reader]] = {
-    ".gz": lambda source: gzip.GzipFile(fileobj=source, mode="rb"),
+    ".gz": gzip_reader,
     ".bz2": lambda source: bz2.BZ2File(source),
     ".xz": _xz_reader,
     ".zst": _zstd_reader,

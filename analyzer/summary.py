@@ -95,11 +95,15 @@ SLOWEST_ORDER = (["total_ms", "sent_at", "msgid"], [True, False, False])
 
 
 def slowest(writes: pl.DataFrame, top: int) -> pl.DataFrame:
-    """The `top` writes with the largest total_ms (nulls last; SLOWEST_ORDER), sorting row numbers, not the table."""
+    """The `top` writes with the largest total_ms (nulls last; SLOWEST_ORDER), sorting row numbers, not the table.
+
+    Only the rows whose total reaches the `top`-th largest are sorted (a partial selection finds
+    it): ties on it stay candidates, so the order is that of sorting every row.
+    """
     keys, descending = SLOWEST_ORDER
-    order = (
-        writes.select(*keys, _row=pl.int_range(pl.len(), dtype=pl.UInt32))
-        .sort(keys, descending=descending, nulls_last=True)
-        .head(top)["_row"]
-    )
+    candidates = writes.select(*keys, _row=pl.int_range(pl.len(), dtype=pl.UInt32))
+    total = writes["total_ms"]
+    if 0 < top <= total.len() - total.null_count():
+        candidates = candidates.filter(pl.col("total_ms") >= total.top_k(top).min())
+    order = candidates.sort(keys, descending=descending, nulls_last=True).head(top)["_row"]
     return writes[order]

@@ -51,7 +51,7 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
     """
     inferred = (
         writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes))
-        .sort("_db", "thread", "sent_at", "msgid")
+        .sort("thread", "sent_at", "msgid")  # each (database, thread) in send order: `over` keeps it, no text key
         .select("_db", "thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("_db", "thread"))
         .filter(pl.col("seq") != pl.col("from_seq"))
         .select("_db", "thread", "from_seq", to_seq="seq", inferred_at="sent_at")

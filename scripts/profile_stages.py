@@ -23,8 +23,8 @@ from analyzer.report import machine
 
 #: (module, functions) wrapped, in pipeline order
 STAGES: list[tuple[ModuleType, list[str]]] = [
-    (api, ["read_file", "_side", "gaps", "match", "attribute", "_match_in_batches", "_sorted"]),
-    (api, ["estimate_offsets", "one_way", "tie_warnings", "analyze_files"]),
+    (api, ["read_file", "match_sides", "finish", "_sorted", "estimate_offsets", "one_way", "tie_warnings"]),
+    (api, ["analyze_files"]),
     (machine, ["summary", "write_json_array"]),
     (insights, ["per_minute"]),
 ]

@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
 
 from analyzer.schemas import WRITES
-from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
+from analyzer.summary import SLOWEST_ORDER, component_stats, histogram, slowest, time_shares, verdict_totals
 
 T0 = datetime(2024, 5, 1, tzinfo=UTC)
 
@@ -71,3 +73,15 @@ def test_slowest_breaks_ties_by_send_time_then_msgid() -> None:
     assert top["total_ms"].to_list() == [9.0, 9.0, 9.0]
     assert top["msgid"].to_list() == [999, 997, 998]  # earliest first; the same send time: lower msgid first
     assert slowest(w, 0).height == 0
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.5, 9.0, 120.0])), max_size=40),
+    st.integers(min_value=0, max_value=45),
+)
+def test_slowest_is_the_head_of_the_whole_table_sorted(totals: list[float | None], top: int) -> None:
+    """Only rows reaching the top-th total are sorted: ties on it and null totals come out as a full sort gives them."""
+    w = writes([0.0] * len(totals)).with_columns(total_ms=pl.Series(totals, dtype=pl.Float64))
+    keys, descending = SLOWEST_ORDER
+    expected = w.sort(keys, descending=descending, nulls_last=True, maintain_order=True).head(top)
+    assert slowest(w, top).select(keys).rows() == expected.select(keys).rows()

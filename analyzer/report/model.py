@@ -93,7 +93,6 @@ def summary(
     `switches`, `checks`: the log-switch analysis and the comparisons of `a` when the caller already has them.
     """
     w = a.writes
-    slow = w.filter(pl.col("slow"))
     matched = int(w["matched"].sum())
     switches = switches or switching.switch_analysis(a)
     checks = checks or compare.checks(a)
@@ -106,7 +105,7 @@ def summary(
         "standby_writes": a.standby_exchanges,
         "matched_writes": matched,
         "match_rate": round(matched / a.primary_exchanges, 4) if a.primary_exchanges else None,
-        "slow_writes": slow.height,
+        "slow_writes": int(w["slow"].sum()),
         "unmatched_messages": a.unmatched.height,
         "unparsed_lines": sum(f.parsed.unparsed for f in a.files),
         "first_write_at": _iso(w["sent_at"].min()) if w.height else None,
@@ -289,7 +288,9 @@ def _link_writes(writes: pl.DataFrame, links: list[Link]) -> pl.DataFrame:
 def link_entry(a: Analysis, link: Link, writes: pl.DataFrame) -> dict[str, Any]:
     """One link: its ends, transport and the evidence that decided both, its files and counts."""
     sent, received = a.link_counts.get(link.name, (0, 0))
-    matched = int(_link_writes(writes, [link])["matched"].sum()) if writes.height else 0
+    # only the columns it needs: `_link_writes` gathers rows, and the whole table would be copied
+    link_matched = _link_writes(writes.select("primary_db", "standby_db", "matched"), [link])["matched"]
+    matched = int(link_matched.sum()) if writes.height else 0
     return {
         "name": link.name,
         "sender_db": link.sender_db,
