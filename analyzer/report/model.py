@@ -136,24 +136,16 @@ def what_if(c: compare.Checks) -> dict[str, Any]:
     return {
         "fast_sync": None
         if fast is None
-        else {
-            "real": asdict(fast.real),
-            "what_if": asdict(fast.what_if),
-            "saved_ms": fast.saved_ms,
-            "already_fast_sync": fast.already,
-            "finding": crosscheck.fast_sync_sentence(fast),
-        },
+        else _versus(fast, crosscheck.fast_sync_sentence(fast), already_fast_sync=fast.already),
         "at_round_trip": None
         if at is None
-        else {
-            "real": asdict(at.real),
-            "what_if": asdict(at.what_if),
-            "saved_ms": at.saved_ms,
-            "round_trip_ms": at.round_trip_ms,
-            "source": at.source,
-            "finding": crosscheck.round_trip_sentence(at),
-        },
+        else _versus(at, crosscheck.round_trip_sentence(at), round_trip_ms=at.round_trip_ms, source=at.source),
     }
+
+
+def _versus(w: compare.WhatIf, finding: str, **more: Any) -> dict[str, Any]:
+    """One what-if: the real and the what-if distributions, the time saved, what else it holds, in words."""
+    return {"real": asdict(w.real), "what_if": asdict(w.what_if), "saved_ms": w.saved_ms, **more, "finding": finding}
 
 
 def _clock_time(value: object) -> str | None:
