@@ -1,7 +1,7 @@
 """Benchmark: dgtrace end to end against `grep -c msgid=` on the same simulated corpus, in one run.
 
     python scripts/bench.py [--sizes 1GB,2GB] [--outputs json,text,csv] [--runs 3] [--gzip]
-                            [--format-version 19c] [--corpus-dir bench-corpus]
+                            [--format-version 19c] [--corpus-dir bench-corpus] [--code DIR]
 
 For each size, builds (or reuses) a corpus with `dgtrace simulate` (19c, `mixed` scenario), then
 times, alternating within each round, `grep -c msgid=` over its trace files and `dgtrace analyze`
@@ -46,6 +46,8 @@ sys.path.insert(0, str(ROOT))
 from analyzer.units import parse_size  # noqa: E402
 
 DGTRACE = [sys.executable, "-m", "analyzer"]
+#: the source tree whose analyzer runs (`--code`: another commit's, `git archive COMMIT | tar -x -C DIR`)
+CODE = ROOT
 #: `--outputs` name -> the analyze arguments that select it
 OUTPUTS = {"json": ["--format", "json"], "text": [], "csv": ["--format", "csv"]}
 
@@ -62,7 +64,7 @@ def timed(cmd: list[str]) -> Run:
     """Run a command, draining its stdout through a pipe; wall time and the child's peak RSS."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, cwd=CODE)
         assert proc.stdout is not None
         while proc.stdout.read(1 << 20):
             pass
@@ -247,10 +249,15 @@ def main() -> None:
     ap.add_argument("--gzip", action="store_true", help="also time the gzipped corpus of each size")
     ap.add_argument("--format-version", default="19c")
     ap.add_argument("--corpus-dir", type=Path, default=ROOT / "bench-corpus")
+    ap.add_argument("--code", type=Path, help="time the analyzer of this source tree (another commit's) instead")
     ap.add_argument("--batch", action="store_true", help="time dgtrace batch over an archive share instead")
     ap.add_argument("--share-writes", type=int, default=20000, help="--batch: writes per thread, configuration, day")
     ap.add_argument("--engines", default="local,dask", help="--batch: engines to time (local, dask)")
     args = ap.parse_args()
+    if args.code is not None:  # `python -m analyzer` from that tree, ahead of the checkout's editable install
+        global CODE
+        CODE = args.code.resolve()
+        os.environ["PYTHONPATH"] = str(CODE)
     if args.batch:
         engines = [e for e in args.engines.split(",") if e]
         share = args.corpus_dir / f"share-{args.share_writes}"
