@@ -36,6 +36,17 @@ def _db(frame: pl.DataFrame) -> pl.Expr:
     return pl.col("primary_db").cast(pl.String).fill_null("") if "primary_db" in frame.columns else pl.lit("")
 
 
+def _send_order(keys: pl.DataFrame) -> pl.DataFrame:
+    """The writes' keys with each (database, thread) in send order (ties: msgid), which `over` keeps.
+
+    The writes come sorted by send time: when no two writes of a thread share a send time, that is
+    already the order, and no column is copied (a sort would copy them all).
+    """
+    if keys["sent_at"].is_sorted() and keys.select((pl.col("sent_at").diff().over("_db", "thread") != 0).all()).item():
+        return keys
+    return keys.sort("thread", "sent_at", "msgid")  # no text key: `over` keeps the databases apart
+
+
 def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per log switch of a thread of one primary database (schema SWITCHES): those the alert logs
     print (`Thread N advanced to log sequence S`), with the standby redo log selections of both sides
@@ -50,8 +61,7 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
     only primary database there is, if there is only one.
     """
     inferred = (
-        writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes))
-        .sort("thread", "sent_at", "msgid")  # each (database, thread) in send order: `over` keeps it, no text key
+        _send_order(writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes)))
         .select("_db", "thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("_db", "thread"))
         .filter(pl.col("seq") != pl.col("from_seq"))
         .select("_db", "thread", "from_seq", to_seq="seq", inferred_at="sent_at")
@@ -115,22 +125,24 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
 
 
 def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> pl.DataFrame:
-    """The writes by send time with `switch_at`: the nearest log switch of their thread within the window, else null."""
+    """The writes by send time with `switch_at`: the nearest log switch of their thread within the window, else null.
+
+    Only the keys go through the join (the writes usually come in send order: then no column is
+    copied; else they are sorted first), and `switch_at` is added beside the writes' own columns.
+    """
     marks = switches.select("thread", switch_at="at", _db=_db(switches)).sort("switch_at")
-    return (
-        writes.with_columns(_db=_db(writes))
-        .sort("sent_at")
-        .join_asof(
-            marks,
-            left_on="sent_at",
-            right_on="switch_at",
-            by=["_db", "thread"],
-            strategy="nearest",
-            tolerance=timedelta(seconds=window_s),
-            check_sortedness=False,
-        )
-        .drop("_db")
+    if not writes["sent_at"].is_sorted():
+        writes = writes.sort("sent_at")
+    found = writes.select("sent_at", "thread", _db=_db(writes)).join_asof(
+        marks,
+        left_on="sent_at",
+        right_on="switch_at",
+        by=["_db", "thread"],
+        strategy="nearest",
+        tolerance=timedelta(seconds=window_s),
+        check_sortedness=False,
     )
+    return writes.with_columns(found["switch_at"])
 
 
 @dataclass(frozen=True)

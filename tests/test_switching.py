@@ -30,6 +30,23 @@ def test_log_switch_is_a_change_of_seq_on_one_thread() -> None:
     assert switches.rows() == [(1, 10, 11, T0 + timedelta(seconds=4), None, "writes")]
 
 
+def test_writes_sent_in_the_same_microsecond_switch_in_msgid_order() -> None:
+    """Two writes of a thread share a send time across a switch: msgid orders them, whatever their row order."""
+    rows = [row(1, 0.0, seq=10), row(3, 1.0, seq=11), row(2, 1.0, seq=10), row(4, 2.0, seq=11)]
+    for ordered in (frame(rows), frame(rows).sort("sent_at", "msgid", descending=[False, True])):
+        switches = switching.log_switches(ordered).select("from_seq", "to_seq", "at")
+        assert switches.rows() == [(10, 11, T0 + timedelta(seconds=1))]
+
+
+def test_switches_of_writes_in_send_order_equal_those_of_a_shuffled_copy() -> None:
+    """The usual case (every write of a thread at its own time, in send order) is read without a sort:
+    it finds the same switches as the sort of a shuffled copy."""
+    writes = steady(600, 60, slow_at=set())
+    shuffled = writes.sample(fraction=1.0, shuffle=True, seed=7)
+    assert switching.log_switches(writes).equals(switching.log_switches(shuffled))
+    assert switching.log_switches(writes).height == 9
+
+
 def test_writes_near_a_switch_of_their_own_thread_are_flagged() -> None:
     writes = frame(
         [
