@@ -16,7 +16,7 @@ import polars as pl
 
 from analyzer.schemas import CLOCK, WRITES
 from analyzer.summary import matched_only
-from analyzer.units import elapsed_ms
+from analyzer.units import elapsed_ms, is_value
 from analyzer.zones import for_host
 
 #: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
@@ -54,10 +54,7 @@ def _per_write(writes: pl.DataFrame) -> pl.DataFrame:
 
 def _estimate(rows: pl.DataFrame) -> tuple[float, float, int, str | None]:
     """(offset, bound, writes used, warning) from one host pair's writes."""
-    take = max(BEST_MIN, int(rows.height * BEST_SHARE))
-    # the `take` smallest round trips (ties: the earlier write), without sorting every row; only their
-    # extremes and median are read below, so their order does not matter
-    best = rows.select("network_ms", "_offset", "_half").with_row_index("_at").bottom_k(take, by=["network_ms", "_at"])
+    best = _best(rows, max(BEST_MIN, int(rows.height * BEST_SHARE)))
     low = float((best["_offset"] - best["_half"]).max())  # type: ignore[arg-type]
     high = float((best["_offset"] + best["_half"]).min())  # type: ignore[arg-type]
     if low <= high:
@@ -65,6 +62,21 @@ def _estimate(rows: pl.DataFrame) -> tuple[float, float, int, str | None]:
     middle = float(best["_offset"].median())  # type: ignore[arg-type]
     bound = float(best["_half"].max())  # type: ignore[arg-type]
     return middle, bound, best.height, "the best writes disagree beyond their bounds (clock steps or drift?)"
+
+
+def _best(rows: pl.DataFrame, take: int) -> pl.DataFrame:
+    """The `take` writes with the smallest round trips (ties: the earlier write), in no particular order
+    (only their extremes and median are read).
+
+    Without a sort of every row, and without copying them: the take-th smallest round trip is found on
+    its column alone; the writes below it, then the earliest at it, are filtered out.
+    """
+    net = rows["network_ms"]
+    if net.null_count() or take >= rows.height:  # no round trip to rank by (never the case for matched writes)
+        return rows.with_row_index("_at").bottom_k(take, by=["network_ms", "_at"])
+    cut = net.bottom_k(take).max()
+    below = rows.filter(net < cut)
+    return pl.concat([below, rows.filter(net == cut).head(take - below.height)])
 
 
 def _drift(rows: pl.DataFrame) -> tuple[float | None, str | None]:
@@ -138,13 +150,25 @@ def _host_pairs(per_write: pl.DataFrame) -> list[tuple[tuple[object, ...], pl.Da
     return list(per_write.group_by(hosts, maintain_order=True))
 
 
+def _per_pair(clock: pl.DataFrame, column: str) -> pl.Expr:
+    """The clock's `column` for each write's host pair (null for a pair without a clock row).
+
+    A comparison per host pair (there are a few) on the categorical columns instead of a join,
+    which would copy the key columns of every write.
+    """
+
+    value: pl.Expr = pl.lit(None, pl.Float64)
+    for p_host, s_host, found in clock.select("primary_host", "standby_host", column).iter_rows():
+        pair = is_value("primary_host", p_host) & is_value("standby_host", s_host)
+        value = pl.when(pair).then(pl.lit(found, pl.Float64)).otherwise(value)
+    return value
+
+
 def one_way(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:
     """Add net_out_ms, net_back_ms and clock_bound_ms from the host pair's offset (schema WRITES)."""
-    offsets = clock.select("primary_host", "standby_host", _off="offset_ms", _bound="bound_ms")
-    pairs = ["primary_host", "standby_host"]  # joined on these two columns only: no copy of the wide rows
-    found = writes.select(pairs).join(offsets, on=pairs, how="left", nulls_equal=True, maintain_order="left")
     out = writes.with_columns(
-        net_out_ms=elapsed_ms("received_at", "sent_at") - found["_off"], clock_bound_ms=found["_bound"]
+        net_out_ms=elapsed_ms("received_at", "sent_at") - _per_pair(clock, "offset_ms"),
+        clock_bound_ms=_per_pair(clock, "bound_ms"),
     )
     # the return leg is the rest of the network time, so that out + back == network_ms exactly
     return out.with_columns(net_back_ms=pl.col("network_ms") - pl.col("net_out_ms")).select(WRITES.names())
@@ -154,23 +178,15 @@ def _violations(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.Series:
     """Per host pair: writes whose shifted receive or finish falls outside [send, ack] beyond the bound."""
     if not clock.height:
         return pl.Series("causal_violations", [], dtype=pl.Int64)
-    hosts = ["primary_host", "standby_host"]
-    offsets = clock.lazy().select(*hosts, _off="offset_ms", _bound="bound_ms")
-    out = elapsed_ms("received_at", "sent_at") - pl.col("_off")  # net_out_ms and net_back_ms of `one_way`
-    back = pl.col("network_ms") - out
-    slack = pl.col("_bound") + pl.col("resolution_ms")
-    counts = (  # lazy: only the columns read here are filtered and joined
-        writes.lazy()
-        .filter(pl.col("matched"))
-        .join(offsets, on=hosts, how="left", nulls_equal=True)
-        .group_by(hosts)
-        .agg(n=((out < -slack) | (back < -slack)).sum().cast(pl.Int64))
-        .collect()
-    )
-    merged = clock.select("primary_host", "standby_host").join(
-        counts, on=["primary_host", "standby_host"], how="left", nulls_equal=True
-    )
-    return merged["n"].fill_null(0).alias("causal_violations")
+    counts = []
+    for n in range(clock.height):  # one pass per host pair, only the columns read here
+        one = clock.slice(n, 1)
+        out = elapsed_ms("received_at", "sent_at") - _per_pair(one, "offset_ms")  # net_out_ms of `one_way`
+        back = pl.col("network_ms") - out
+        slack = _per_pair(one, "bound_ms") + pl.col("resolution_ms")
+        bad = ((out < -slack) | (back < -slack)) & pl.col("matched")
+        counts.append(int(writes.select(bad.fill_null(False).sum()).item()))
+    return pl.Series("causal_violations", counts, dtype=pl.Int64)
 
 
 def merged_timeline(writes: pl.DataFrame, clock: pl.DataFrame) -> pl.DataFrame:

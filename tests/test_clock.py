@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from analyzer.clock import estimate_offsets, merged_timeline, one_way
+from analyzer.clock import _best, _violations, estimate_offsets, merged_timeline, one_way
 from analyzer.schemas import WRITES
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -92,3 +92,32 @@ def test_each_host_pair_gets_its_own_offset() -> None:
     clock = estimate_offsets(w).sort("standby_host")
     assert clock["standby_host"].to_list() == ["stby01", "stby02"]
     assert clock["offset_ms"].to_list() == pytest.approx([100.0, -300.0], abs=0.01)
+
+
+def test_the_best_round_trips_break_ties_by_the_earlier_write() -> None:
+    """Many writes share a round trip: the best are the smallest, then the earliest at the cut, as a sort
+    of every write by (round trip, row) would take them."""
+    network = [3.0, 1.0, 2.0, 1.0, 2.0, 2.0, 5.0, 2.0, 1.0, 2.0] * 30
+    rows = pl.DataFrame({"network_ms": network, "_offset": [float(i) for i in range(300)], "_half": [0.5] * 300})
+    for take in (1, 5, 29, 30, 31, 90, 299, 300, 301):
+        best = _best(rows, take)
+        reference = rows.with_row_index("_at").bottom_k(take, by=["network_ms", "_at"])
+        assert sorted(best["_offset"].to_list()) == sorted(reference["_offset"].to_list()), take
+
+
+def test_one_way_delays_and_violations_per_host_pair_and_none_for_a_write_without_one() -> None:
+    w = pl.concat([writes(100.0, [1.0] * 6, [1.0] * 6), writes(-300.0, [1.0] * 6, [1.0] * 6, standby="stby02")])
+    lonely = w.head(1).with_columns(
+        pl.lit(None, WRITES["standby_host"]).alias("standby_host"), matched=pl.lit(False), msgid=pl.lit(999, pl.Int64)
+    )
+    clock = estimate_offsets(pl.concat([w, lonely]))
+    out = one_way(pl.concat([w, lonely]), clock)
+    by_host = out.group_by("standby_host").agg(pl.col("net_out_ms").mean(), pl.col("clock_bound_ms").max())
+    assert dict(by_host.select("standby_host", "net_out_ms").iter_rows()) == pytest.approx(
+        {"stby01": 1.0, "stby02": 1.0, None: None}, abs=0.01
+    )
+    assert clock["causal_violations"].to_list() == [0, 0]
+    shifted = clock.with_columns(
+        offset_ms=pl.when(pl.col("standby_host") == "stby02").then(-200.0).otherwise("offset_ms")
+    )
+    assert dict(zip(shifted["standby_host"], _violations(w, shifted), strict=True)) == {"stby01": 0, "stby02": 6}

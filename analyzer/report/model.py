@@ -14,6 +14,7 @@ from analyzer.report.facts import applied_offset, host_option_notes, oracle_vers
 from analyzer.results import Analysis
 from analyzer.results import coverage as file_coverage
 from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
+from analyzer.units import is_value
 from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
 SCHEMA_VERSION = 4
@@ -263,26 +264,25 @@ def distance(c: compare.Checks) -> dict[str, Any] | None:
 REDO_NOTE = "16410 messages carry no redo size; the log sequences shipped are listed"
 
 
+def _link_mask(writes: pl.DataFrame, links: list[Link]) -> pl.Series:
+    """Which writes belong to these links (by their databases; a link without a database name takes the
+    writes without one). A comparison per link on the categorical columns: no key is copied or hashed."""
+    ends = {(link.sender_db, link.receiver_db) for link in links}
+    each = [is_value("primary_db", sender) & is_value("standby_db", receiver) for sender, receiver in ends]
+    either = pl.any_horizontal(each or [pl.lit(False)])
+    return writes.select(either.alias("_link")).to_series()
+
+
 def _link_writes(writes: pl.DataFrame, links: list[Link]) -> pl.DataFrame:
-    """The writes of these links (by their databases)."""
-    ends = pl.DataFrame(
-        [(link.sender_db, link.receiver_db) for link in links],
-        schema={"primary_db": pl.String, "standby_db": pl.String},
-        orient="row",
-    )
-    keys = writes.select(pl.col("primary_db", "standby_db").cast(pl.String))
-    chosen = keys.with_row_index("_row").join(
-        ends.unique(), on=["primary_db", "standby_db"], how="semi", nulls_equal=True
-    )
-    return writes[chosen["_row"]]
+    """The writes of these links (by their databases); the frame itself when they are all of them."""
+    mask = _link_mask(writes, links)
+    return writes if mask.all() else writes.filter(mask)
 
 
 def link_entry(a: Analysis, link: Link, writes: pl.DataFrame) -> dict[str, Any]:
     """One link: its ends, transport and the evidence that decided both, its files and counts."""
     sent, received = a.link_counts.get(link.name, (0, 0))
-    # only the columns it needs: `_link_writes` gathers rows, and the whole table would be copied
-    link_matched = _link_writes(writes.select("primary_db", "standby_db", "matched"), [link])["matched"]
-    matched = int(link_matched.sum()) if writes.height else 0
+    matched = int((writes["matched"] & _link_mask(writes, [link])).sum()) if writes.height else 0
     return {
         "name": link.name,
         "sender_db": link.sender_db,
