@@ -210,8 +210,11 @@ class FileReducer:
     local_min: datetime | None = None
     local_max: datetime | None = None
 
-    def add(self, part: Parsed) -> None:
-        """Reduce one chunk: keep its small tables, pair its messages, sum its RFS waits."""
+    def add(self, part: Parsed, *, last: bool = False) -> None:
+        """Reduce one chunk: keep its small tables, pair its messages, sum its RFS waits.
+
+        `last`: no chunk follows, so nothing is held back for one (a small file is reduced in one pass).
+        """
         t = part.tables
         self.parsed.parsed.update(part.parsed)
         self.parsed.ignored.update(part.ignored)
@@ -226,9 +229,11 @@ class FileReducer:
         )
         self.anchors.append(anchors)
         self.waits += t["waits"].height
-        messages, krs, self.held, self.held_krs = _hold_back(
-            pl.concat([self.held, t["messages"]]), pl.concat([self.held_krs, t["krs"]])
-        )
+        messages, krs = pl.concat([self.held, t["messages"]]), pl.concat([self.held_krs, t["krs"]])
+        if last:
+            self.held, self.held_krs = self.held.clear(), self.held_krs.clear()
+        else:
+            messages, krs, self.held, self.held_krs = _hold_back(messages, krs)
         waits = pl.concat([self.carry_waits, _stream_waits(t["waits"], stream)])
         self._reduce(messages, krs, waits, stream)
 
@@ -380,8 +385,12 @@ def reduce_file(
     """One file from its parsed chunks in order, and the parse tables kept whole (KEPT_TABLES)
     with the file's line accounting. Exchanges go to `spill` chunk by chunk."""
     reducer = FileReducer(spill=spill)
-    for part in chunks:
-        reducer.add(part)
+    parts = iter(chunks)
+    part = next(parts, None)
+    while part is not None:  # one chunk ahead: the last one is reduced without holding anything back
+        following = next(parts, None)
+        reducer.add(part, last=following is None)
+        part = following
     return reducer.finish(label, name, zones)
 
 
