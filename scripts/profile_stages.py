@@ -23,7 +23,8 @@ from analyzer.report import machine
 
 #: (module, functions) wrapped, in pipeline order
 STAGES: list[tuple[ModuleType, list[str]]] = [
-    (api, ["read_file", "match_sides", "finish", "_sorted", "estimate_offsets", "one_way", "tie_warnings"]),
+    # not `api._sorted`: a wrapper holds its argument, the unsorted table, while the sorted one is built
+    (api, ["read_file", "match_sides", "finish", "estimate_offsets", "one_way", "tie_warnings"]),
     (api, ["analyze_files"]),
     (machine, ["summary", "write_json_array"]),
     (insights, ["per_minute"]),
