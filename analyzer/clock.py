@@ -156,7 +156,6 @@ def _per_pair(clock: pl.DataFrame, column: str) -> pl.Expr:
     A comparison per host pair (there are a few) on the categorical columns instead of a join,
     which would copy the key columns of every write.
     """
-
     value: pl.Expr = pl.lit(None, pl.Float64)
     for p_host, s_host, found in clock.select("primary_host", "standby_host", column).iter_rows():
         pair = is_value("primary_host", p_host) & is_value("standby_host", s_host)
