@@ -16,7 +16,7 @@ import polars as pl
 
 from analyzer.schemas import CLOCK, WRITES
 from analyzer.summary import matched_only
-from analyzer.units import elapsed_ms, is_value
+from analyzer.units import elapsed_ms
 from analyzer.zones import for_host
 
 #: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
@@ -158,7 +158,8 @@ def _per_pair(clock: pl.DataFrame, column: str) -> pl.Expr:
     """
     value: pl.Expr = pl.lit(None, pl.Float64)
     for p_host, s_host, found in clock.select("primary_host", "standby_host", column).iter_rows():
-        pair = is_value("primary_host", p_host) & is_value("standby_host", s_host)
+        pair = pl.col("primary_host").eq_missing(pl.lit(p_host, pl.String))
+        pair = pair & pl.col("standby_host").eq_missing(pl.lit(s_host, pl.String))
         value = pl.when(pair).then(pl.lit(found, pl.Float64)).otherwise(value)
     return value
 

@@ -51,14 +51,6 @@ def elapsed_ms(end: str, start: str) -> pl.Expr:
     return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1000.0
 
 
-def is_value(column: str, value: object) -> pl.Expr:
-    """The rows whose `column` (string or categorical) is `value`, or null when `value` is None (as a join
-    with nulls_equal would match them): a comparison with a literal, cheap on a categorical column."""
-    if value is None:
-        return pl.col(column).is_null()
-    return (pl.col(column) == pl.lit(str(value), pl.String)).fill_null(False)
-
-
 def parse_clock_offsets(specs: list[str]) -> dict[str, float]:
     """`--clock-offset HOST=MS` values -> {host: ms}.
 

@@ -14,7 +14,6 @@ from analyzer.report.facts import applied_offset, host_option_notes, oracle_vers
 from analyzer.results import Analysis
 from analyzer.results import coverage as file_coverage
 from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
-from analyzer.units import is_value
 from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
 SCHEMA_VERSION = 4
@@ -268,7 +267,11 @@ def _link_mask(writes: pl.DataFrame, links: list[Link]) -> pl.Series:
     """Which writes belong to these links (by their databases; a link without a database name takes the
     writes without one). A comparison per link on the categorical columns: no key is copied or hashed."""
     ends = {(link.sender_db, link.receiver_db) for link in links}
-    each = [is_value("primary_db", sender) & is_value("standby_db", receiver) for sender, receiver in ends]
+    each = [
+        pl.col("primary_db").eq_missing(pl.lit(sender, pl.String))
+        & pl.col("standby_db").eq_missing(pl.lit(receiver, pl.String))
+        for sender, receiver in ends
+    ]
     either = pl.any_horizontal(each or [pl.lit(False)])
     return writes.select(either.alias("_link")).to_series()
 
