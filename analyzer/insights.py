@@ -33,14 +33,15 @@ def per_minute(writes: pl.DataFrame) -> pl.DataFrame:
     (a fifth of the writes table at 2 GB of input); this holds two.
     """
     db = pl.col("primary_db") if "primary_db" in writes.columns else pl.lit(None, pl.String).alias("primary_db")
-    keys = [pl.col("sent_at").dt.truncate("1m").alias("minute"), db, "thread"]
-    names = ["minute", "primary_db", "thread"]
-    out = writes.group_by(keys).agg(writes=pl.len(), slow_writes=pl.col("slow").sum())
+    measures = [f"{c}_ms" for c in TOTAL_AND_COMPONENTS]
+    keyed = writes.select(pl.col("sent_at").dt.truncate("1m").alias("minute"), db, "thread", "slow", *measures)
+    keys = ["minute", "primary_db", "thread"]
+    out = keyed.group_by(keys).agg(writes=pl.len(), slow_writes=pl.col("slow").sum())
     for c in TOTAL_AND_COMPONENTS:
         percentiles = [
             pl.col(f"{c}_ms").quantile(q, "nearest").alias(f"{c}_{p}_ms") for p, q in (("p50", 0.5), ("p99", 0.99))
         ]
-        out = out.join(writes.group_by(keys).agg(percentiles), on=names, how="left", nulls_equal=True)
+        out = out.join(keyed.group_by(keys).agg(percentiles), on=keys, how="left", nulls_equal=True)
     return out.select(TIMELINE.names()).cast(TIMELINE).sort("minute", "primary_db", "thread", nulls_last=True)
 
 
