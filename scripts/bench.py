@@ -1,7 +1,7 @@
 """Benchmark: dgtrace end to end against `grep -c msgid=` on the same simulated corpus, in one run.
 
     python scripts/bench.py [--sizes 1GB,2GB] [--outputs json,text,csv] [--runs 3] [--gzip]
-                            [--format-version 19c] [--corpus-dir bench-corpus] [--code DIR]
+                            [--format-version 19c] [--corpus-dir bench-corpus] [--code DIR] [--small-files N]
 
 For each size, builds (or reuses) a corpus with `dgtrace simulate` (19c, `mixed` scenario), then
 times, alternating within each round, `grep -c msgid=` over its trace files and `dgtrace analyze`
@@ -10,6 +10,10 @@ in each output format (JSON, the default text report, CSV), every output drained
 the median wall time, MB/s, the ratio to grep measured in the same rounds and the peak RSS, then
 the exponents k of time ~ size^k and peak RSS ~ size^k between consecutive sizes. `--gzip` also
 times the gzipped corpus: `gzip -dc | grep -c` against `dgtrace analyze` of the .gz files.
+
+`--small-files N` times, instead of the corpora, N distinct small traces (copies of the bundled 18 KB RFS
+sample, each with a line of its own at the end, since identical files are read once): the fixed cost of
+a file, which an upload of thousands of small members pays thousands of times.
 
 `--batch` times `dgtrace batch` instead: over an archive share (`dgtrace simulate-share`, 3
 configurations x 3 days, older days gzipped, with alert logs, .trm maps and foreground traces;
@@ -83,6 +87,24 @@ def build_corpus(corpus: Path, size: str, generation: str) -> list[Path]:
         command = ["simulate", str(corpus), "--size", size, "--format-version", generation, "--scenario", "mixed"]
         subprocess.run([*DGTRACE, *command], check=True, cwd=ROOT)
     return sorted(corpus.rglob("*.trc"))
+
+
+#: the trace `--small-files` copies (an RFS trace of the bundled sample: 16410 messages and 10046 waits)
+SMALL_SAMPLE = ROOT / "samples/paper-2014/stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_8801.trc"
+
+
+def small_files(corpus_dir: Path, count: int) -> list[Path]:
+    """`count` distinct copies of SMALL_SAMPLE (built once, kept beside the corpora); their paths."""
+    folder = corpus_dir / f"small-{count}"
+    if not folder.exists():
+        part = folder.with_name(folder.name + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        text = SMALL_SAMPLE.read_bytes()
+        for n in range(count):
+            (part / f"chicago1_rfs_{10_000 + n}.trc").write_bytes(text + f"copy {n}\n".encode())
+        part.replace(folder)
+    return sorted(folder.glob("*.trc"))
 
 
 def gzipped(files: list[Path], corpus: Path) -> list[Path]:
@@ -250,6 +272,7 @@ def main() -> None:
     ap.add_argument("--format-version", default="19c")
     ap.add_argument("--corpus-dir", type=Path, default=ROOT / "bench-corpus")
     ap.add_argument("--code", type=Path, help="time the analyzer of this source tree (another commit's) instead")
+    ap.add_argument("--small-files", type=int, help="time this many distinct small traces instead of the corpora")
     ap.add_argument("--batch", action="store_true", help="time dgtrace batch over an archive share instead")
     ap.add_argument("--share-writes", type=int, default=20000, help="--batch: writes per thread, configuration, day")
     ap.add_argument("--engines", default="local,dask", help="--batch: engines to time (local, dask)")
@@ -271,6 +294,13 @@ def main() -> None:
     unknown = set(outputs) - set(OUTPUTS)
     if unknown:
         ap.error(f"unknown outputs: {', '.join(sorted(unknown))}")
+    if args.small_files:
+        files = small_files(args.corpus_dir, args.small_files)
+        input_mb = round(sum(f.stat().st_size for f in files) / 1e6, 1)
+        row = {"small_files": len(files), "input_mb": input_mb, **measure(files, outputs, args.runs, input_mb)}
+        _print([row], outputs)
+        print(json.dumps({"results": [row]}))
+        return
     results: list[dict[str, object]] = []
     compressed: list[dict[str, object]] = []
     for size in sorted(args.sizes.split(","), key=parse_size):

@@ -1,16 +1,24 @@
 """Where an analysis spends its time and memory, stage by stage (a profile to read, not a benchmark).
 
     python scripts/profile_stages.py CORPUS [--top 10]
+    python scripts/profile_stages.py --chunks TRACE [--count 4]
 
 Runs `analyze` and the JSON renderer in this process, with the pipeline's stage functions
 wrapped: prints each stage's wall time (summed over calls; `read_file` runs on two threads, so
 its sum is about twice its share of the wall clock) and the process's peak RSS while the stage
 ran, sampled every 20 ms. `scripts/bench.py` gives the end-to-end figures against grep.
+
+`--chunks TRACE` looks inside the reading stage instead: the first `--count` chunks of one trace file
+read, sorted into line families, parsed (each family's fast path) and reduced on one thread, with the
+milliseconds per chunk of each step and the number of polars queries a chunk runs (each eager
+DataFrame operation is one; their fixed cost is what a small file pays).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +26,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from analyzer import api, insights
+import polars as pl
+
+from analyzer import api, insights, parse
+from analyzer.read import ReadStats, read_lines
+from analyzer.reduce import FileReducer
 from analyzer.report import machine
 
 #: (module, functions) wrapped, in pipeline order
@@ -67,12 +79,71 @@ class Recorder:
         setattr(module, name, timed)
 
 
+class QueryCount:
+    """Counts the eager polars queries (DataFrame operations run through the lazy engine) while active."""
+
+    def __init__(self) -> None:
+        self.queries = 0
+        self._inner = pl.LazyFrame._collect_eager  # polars' internal entry of every eager DataFrame operation
+
+    def __enter__(self) -> QueryCount:
+        inner = self._inner
+
+        def counted(frame: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
+            self.queries += 1
+            return inner(frame, *args, **kwargs)
+
+        pl.LazyFrame._collect_eager = counted  # type: ignore[method-assign,assignment]
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pl.LazyFrame._collect_eager = self._inner  # type: ignore[method-assign]
+
+
+def chunk_steps(trace: Path, count: int) -> None:
+    """Milliseconds per chunk of each step of the reading stage on one trace file, and its queries per chunk."""
+    seconds: dict[str, float] = {}
+
+    def step(name: str, run: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        result = run()
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+        return result
+
+    with trace.open("rb") as stream:
+        chunks = step("read (read_lines)", lambda: list(itertools.islice(read_lines(stream, ReadStats()), count)))
+    in_header = False
+    for lines in chunks:  # the parts of `parse_chunk`, one by one
+        groups, end_in_header = step("sort into families", functools.partial(parse.split_families, lines, in_header))
+        for family, spec in parse.REGISTRY.items():
+            if spec.fast is not None and groups[family.value].height:
+                step(f"fast path: {family.value}", functools.partial(spec.fast, groups[family.value]))
+        in_header = end_in_header
+    reducer, in_header = FileReducer(), False
+    with QueryCount() as counter:  # the whole of it, then the reduce stage
+        for n, lines in enumerate(chunks):
+            part, in_header = step("parse_chunk (all of it)", functools.partial(parse.parse_chunk, lines, in_header))
+            step("reduce (FileReducer.add)", functools.partial(reducer.add, part, last=n == len(chunks) - 1))
+    mb = sum(int(c["text"].str.len_bytes().sum()) + c.height for c in chunks) / 1e6
+    print(f"{trace.name}: {len(chunks)} chunks of {mb / len(chunks):.1f} MB, {chunks[0].height:,} lines in the first")
+    for name, total in seconds.items():
+        print(f"{name:28s} {total / len(chunks) * 1000:8.1f} ms per chunk")
+    print(f"{'polars queries':28s} {counter.queries / len(chunks):8.0f} per chunk (parse_chunk and reduce)")
+
+
 def main() -> None:
     """Profile one analysis of CORPUS and print the table."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("corpus", type=Path)
+    ap.add_argument("corpus", type=Path, nargs="?")
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--chunks", type=Path, metavar="TRACE", help="the reading stage's steps on one trace file")
+    ap.add_argument("--count", type=int, default=4, help="--chunks: how many chunks")
     args = ap.parse_args()
+    if args.chunks is not None:
+        chunk_steps(args.chunks, args.count)
+        return
+    if args.corpus is None:
+        ap.error("a CORPUS, or --chunks TRACE")
     recorder = Recorder()
     for module, names in STAGES:
         for name in names:
