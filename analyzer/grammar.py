@@ -41,6 +41,7 @@ from analyzer.records import (
     parse_iso,
     parse_local,
 )
+from analyzer.vocab import MessageKind
 
 __all__ = [
     "ALERT_LINE",
@@ -88,10 +89,10 @@ class Family(StrEnum):
 
 #: the four event-16410 message texts, by kind (grammars/transport.lark; a test parses each)
 MESSAGE_PREFIXES = {
-    "client_send": "Client sending SQLNET request data",
-    "client_recv": "Client received SQLNET call",
-    "server_recv": "Server received SQLNET data",
-    "server_done": "Server finished processing SQLNET data",
+    MessageKind.CLIENT_SEND: "Client sending SQLNET request data",
+    MessageKind.CLIENT_RECV: "Client received SQLNET call",
+    MessageKind.SERVER_RECV: "Server received SQLNET data",
+    MessageKind.SERVER_DONE: "Server finished processing SQLNET data",
 }
 #: literal starts of log writer lines (grammars/lgwr.lark)
 LGWR_PREFIXES = ("Warning: log write ", "kcrfw_alfs_update_mode:", "Log file sync switching to ")
@@ -135,17 +136,17 @@ class _Transport(_Base):
         flag, thread, seq, msgid = rest[-4:]
         return Message(kind, str(func), oper, str(flag), int(thread), int(seq), int(msgid))
 
-    def client_send(self, _: list[Any]) -> str:
-        return "client_send"
+    def client_send(self, _: list[Any]) -> MessageKind:
+        return MessageKind.CLIENT_SEND
 
-    def client_recv(self, _: list[Any]) -> str:
-        return "client_recv"
+    def client_recv(self, _: list[Any]) -> MessageKind:
+        return MessageKind.CLIENT_RECV
 
-    def server_recv(self, _: list[Any]) -> str:
-        return "server_recv"
+    def server_recv(self, _: list[Any]) -> MessageKind:
+        return MessageKind.SERVER_RECV
 
-    def server_done(self, _: list[Any]) -> str:
-        return "server_done"
+    def server_done(self, _: list[Any]) -> MessageKind:
+        return MessageKind.SERVER_DONE
 
 
 class _Stamps(_Base):

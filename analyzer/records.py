@@ -7,13 +7,15 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from analyzer.vocab import MessageKind
+
 
 # ---------------------------------------------------------------------------- records
 @dataclass(frozen=True, slots=True)
 class Message:
-    """An event-16410 message (`kind` is client_send, client_recv, server_recv, server_done)."""
+    """An event-16410 message (`kind`: which of the four texts, `vocab.MessageKind`)."""
 
-    kind: str
+    kind: MessageKind
     func: str
     oper: str
     flag: str

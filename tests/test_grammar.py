@@ -16,6 +16,7 @@ import pytest
 
 from analyzer import grammar as g
 from analyzer.parse import FAMILIES, TABLES, line_families, parse_chunk, split_alert
+from analyzer.vocab import MessageKind
 from scripts.regen_golden import CASES, case_document
 from tests.conftest import lines_frame
 
@@ -159,6 +160,7 @@ def test_a_planted_symlink_in_the_cache_is_not_followed(tmp_path: Path, monkeypa
 
 def test_the_literal_message_prefixes_are_the_grammar_s() -> None:
     """The classifier's literal texts (`MESSAGE_PREFIXES`) are those of grammars/transport.lark, kind by kind."""
+    assert list(g.MESSAGE_PREFIXES) == list(MessageKind)
     for kind, text in g.MESSAGE_PREFIXES.items():
         record = g.parse_line(g.Family.TRANSPORT, f"{text} [kpurcs] oper='Write' flag=1 thrd=1 seq=2 msgid=3")
         assert isinstance(record, g.Message) and record.kind == kind
