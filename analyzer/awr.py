@@ -26,7 +26,7 @@ from analyzer.grammar import LineError
 from analyzer.schemas import AWR_EVENTS, AWR_HISTOGRAM, frame
 from analyzer.textinput import read_text, text_lines
 
-__all__ = ["DATA_GUARD_EVENTS", "AwrReport", "Skipped", "parse_awr", "parse_line", "read_awr"]
+__all__ = ["DATA_GUARD_EVENTS", "AwrReport", "SkippedSection", "parse_awr", "parse_line", "read_awr"]
 
 #: the wait events read by default (names as Oracle prints them)
 DATA_GUARD_EVENTS = (
@@ -42,8 +42,8 @@ DATA_GUARD_EVENTS = (
 
 # ---------------------------------------------------------------------------- results
 @dataclass(frozen=True, slots=True)
-class Skipped:
-    """A section, table or row that was not read, and why."""
+class SkippedSection:
+    """A section, table or row of an AWR or Statspack report that was not read, and why (an input: `skips.Skipped`)."""
 
     section: str
     line: int | None
@@ -73,7 +73,7 @@ class AwrReport:
     elapsed_s: float | None
     events: pl.DataFrame = field(compare=False, repr=False)
     histogram: pl.DataFrame = field(compare=False, repr=False)
-    skipped: tuple[Skipped, ...] = ()
+    skipped: tuple[SkippedSection, ...] = ()
 
 
 # ---------------------------------------------------------------------------- tables
@@ -123,11 +123,15 @@ def _event(name: str, width: int | None, wanted: dict[str, str]) -> str | None:
     return found
 
 
-def _event_rows(table: Table, section: str, wanted: dict[str, str], skipped: list[Skipped]) -> list[dict[str, Any]]:
+def _event_rows(
+    table: Table, section: str, wanted: dict[str, str], skipped: list[SkippedSection]
+) -> list[dict[str, Any]]:
     roles = {_role(c, i): i for i, c in reversed(list(enumerate(table.columns)))}
     if "event" not in roles or "waits" not in roles or not ({"avg", "total"} & roles.keys()):
         names = ", ".join(c.name for c in table.columns) or "none"
-        skipped.append(Skipped(table.title or section, table.line, f"no Event/Waits/time columns (headings: {names})"))
+        skipped.append(
+            SkippedSection(table.title or section, table.line, f"no Event/Waits/time columns (headings: {names})")
+        )
         return []
     avg_unit = _unit(table.columns[roles["avg"]], "ms") if "avg" in roles else "ms"
     rows = []
@@ -138,7 +142,7 @@ def _event_rows(table: Table, section: str, wanted: dict[str, str], skipped: lis
         cells = row.cells
         cell = {role: cells[i] if i < len(cells) else "" for role, i in roles.items() if role}
         if not any(value.strip() for role, value in cell.items() if role != "event"):
-            skipped.append(Skipped(table.title or section, row.line, f"{event}: a name without numbers"))
+            skipped.append(SkippedSection(table.title or section, row.line, f"{event}: a name without numbers"))
             continue
         try:
             rows.append(
@@ -153,16 +157,18 @@ def _event_rows(table: Table, section: str, wanted: dict[str, str], skipped: lis
                 }
             )
         except LineError as err:
-            skipped.append(Skipped(table.title or section, row.line, f"{event}: {err}"))
+            skipped.append(SkippedSection(table.title or section, row.line, f"{event}: {err}"))
     return rows
 
 
-def _histogram_rows(table: Table, title: str, wanted: dict[str, str], skipped: list[Skipped]) -> list[dict[str, Any]]:
+def _histogram_rows(
+    table: Table, title: str, wanted: dict[str, str], skipped: list[SkippedSection]
+) -> list[dict[str, Any]]:
     bounds = buckets(table.columns)
     waits = next((i for i, c in enumerate(table.columns) if i and _role(c, i) == "waits"), None)
     if not bounds or waits is None or _role(table.columns[0], 0) != "event":
         names = ", ".join(c.name for c in table.columns) or "none"
-        skipped.append(Skipped(title, table.line, f"no Event/Waits/bucket headings (headings: {names})"))
+        skipped.append(SkippedSection(title, table.line, f"no Event/Waits/bucket headings (headings: {names})"))
         return []
     rows = []
     for row in table.rows:
@@ -171,13 +177,13 @@ def _histogram_rows(table: Table, title: str, wanted: dict[str, str], skipped: l
             continue
         cells = list(row.cells) + [""] * len(table.columns)
         if not any(value.strip() for value in cells[1:]):
-            skipped.append(Skipped(title, row.line, f"{event}: a name without numbers"))
+            skipped.append(SkippedSection(title, row.line, f"{event}: a name without numbers"))
             continue
         try:
             total = count(cells[waits])
             pcts = [plain(cells[i], 0.0) for i, *_ in bounds]  # a blank cell is "truly 0"
         except LineError as err:
-            skipped.append(Skipped(title, row.line, f"{event}: {err}"))
+            skipped.append(SkippedSection(title, row.line, f"{event}: {err}"))
             continue
         for (_, label, lower, upper), pct in zip(bounds, pcts, strict=True):
             values: dict[str, Any] = {"table": title, "event": event, "waits": total, "bucket": label}
@@ -279,7 +285,7 @@ def _titles(lines: list[str], found: dict[str, Any]) -> None:
 def _report(
     label: str, kind: str, fmt: str, tables: list[Table], wanted: dict[str, str], found: dict[str, Any]
 ) -> AwrReport:
-    skipped: list[Skipped] = []
+    skipped: list[SkippedSection] = []
     events: list[dict[str, Any]] = []
     hist: list[dict[str, Any]] = []
     sections = 0
@@ -289,7 +295,7 @@ def _report(
             continue
         sections += 1
         if table.note is not None:
-            skipped.append(Skipped(table.title, table.line, f"no table under the title: {table.note}"))
+            skipped.append(SkippedSection(table.title, table.line, f"no table under the title: {table.note}"))
         elif section[0] == "events":
             events += _event_rows(table, section[1], wanted, skipped)
         else:
@@ -299,7 +305,7 @@ def _report(
             f"{label}: an {kind.upper()} report, but neither its snapshot window nor a wait event section was found"
         )
     if not sections:
-        skipped.append(Skipped("", None, "no wait event section in the report"))
+        skipped.append(SkippedSection("", None, "no wait event section in the report"))
     return AwrReport(
         label=label,
         kind=kind,
@@ -331,4 +337,4 @@ def read_awr(path: str | Path, events: tuple[str, ...] = DATA_GUARD_EVENTS) -> A
     report = parse_awr(text, str(path), events)
     if damage is None:
         return report
-    return replace(report, skipped=(*report.skipped, Skipped("", None, damage)))
+    return replace(report, skipped=(*report.skipped, SkippedSection("", None, damage)))

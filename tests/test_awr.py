@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analyzer.awr import DATA_GUARD_EVENTS, AwrReport, Skipped, parse_awr, read_awr
+from analyzer.awr import DATA_GUARD_EVENTS, AwrReport, SkippedSection, parse_awr, read_awr
 from analyzer.awr_tables import section_title
 from analyzer.errors import ExitCode, UsageError
 from analyzer.schemas import AWR_EVENTS, AWR_HISTOGRAM
@@ -110,7 +110,7 @@ def test_awr_11_2_text_every_value() -> None:
     }
     assert _buckets(r, "Wait Event Histogram") == HIST_11
     assert _buckets(r, detail) == UP_TO_2S
-    assert r.skipped == (Skipped("Wait Event Histogram Detail (4 sec to 2 min)", 114, NO_DATA),)
+    assert r.skipped == (SkippedSection("Wait Event Histogram Detail (4 sec to 2 min)", 114, NO_DATA),)
 
 
 def test_awr_12c_text_every_value() -> None:
@@ -167,7 +167,7 @@ def test_awr_19c_text_every_value() -> None:
     assert _buckets(r, "Wait Event Histogram") == MICRO_TEXT
     assert _buckets(r, "Wait Event Histogram (up to 32 ms)") == UP_TO_32MS
     assert _buckets(r, "Wait Event Histogram (up to 2 sec)") == UP_TO_2S
-    assert r.skipped == (Skipped("Wait Event Histogram (up to 2 min)", 124, NO_DATA),)
+    assert r.skipped == (SkippedSection("Wait Event Histogram (up to 2 min)", 124, NO_DATA),)
 
 
 def test_statspack_standby_every_value() -> None:
@@ -283,13 +283,13 @@ def test_unreadable_sections_are_skipped_with_reasons_and_the_rest_is_read() -> 
     r = parse_awr(text, "edited.txt")
     # only the first page of the histogram lost its headings: the first two buckets are not buckets any more
     assert r.skipped[:2] == (
-        Skipped(
+        SkippedSection(
             "Foreground Wait Events",
             39,
             "no Event/Waits/time columns (headings: Evnt, Wts, %Time -outs, Total Wait Tm (s), Avg wait (ms), "
             "Waits /txn, % DB time)",
         ),
-        Skipped("Background Wait Events", 55, "LNS wait on SENDREQ: unexpected 'x2' at column 8"),
+        SkippedSection("Background Wait Events", 55, "LNS wait on SENDREQ: unexpected 'x2' at column 8"),
     )
     assert _events(r) == [("background", "log file parallel write", 3377016, 0.0, 2187.0, 1.0, 56)]
     first_page = r.histogram.filter(pl.col("event") == "LNS wait on SENDREQ", pl.col("table") == "Wait Event Histogram")
@@ -309,7 +309,7 @@ def test_section_without_a_table_and_a_report_without_sections() -> None:
     lines[start + 1 : end] = ["", "   (section cut from the mail)", ""]
     r = parse_awr("\n".join(lines), "cut.txt")
     assert (
-        Skipped("Background Wait Events", start + 1, "no table under the title: (section cut from the mail)")
+        SkippedSection("Background Wait Events", start + 1, "no table under the title: (section cut from the mail)")
         in r.skipped
     )
     assert r.events["section"].to_list() == ["foreground"] and r.histogram.height == 64
@@ -317,7 +317,7 @@ def test_section_without_a_table_and_a_report_without_sections() -> None:
     head_only = "\n".join((FIXTURES / "awr-11.2-primary.txt").read_text(encoding="utf-8").splitlines()[:17])
     r = parse_awr(head_only, "head.txt")
     assert _window(r)[:2] == (40211, 40212) and r.events.is_empty() and r.histogram.is_empty()
-    assert r.skipped == (Skipped("", None, "no wait event section in the report"),)
+    assert r.skipped == (SkippedSection("", None, "no wait event section in the report"),)
 
 
 @pytest.mark.parametrize(
