@@ -20,7 +20,7 @@ import polars as pl
 from analyzer import alerts, links, parse
 from analyzer.attribute import tie_warnings
 from analyzer.awr import AwrReport, read_awr
-from analyzer.batches import LINKED, Batched, Matching, candidate_scores, match_links
+from analyzer.batches import Batched, Matching, candidate_scores, match_links
 from analyzer.clock import estimate_offsets, one_way
 from analyzer.errors import AnalyzerError, NoInputError
 from analyzer.gaps import find as find_gaps
@@ -32,7 +32,7 @@ from analyzer.oratcptest import BaselineRun, read_baseline
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import reduce_file
 from analyzer.results import Analysis, FileResult, Options, ProgressHook, assume_common_zones
-from analyzer.schemas import empty
+from analyzer.schemas import LINKED, empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
 from analyzer.spill import IN_MEMORY, Spill, spill_directory

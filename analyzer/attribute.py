@@ -11,18 +11,9 @@ from __future__ import annotations
 import polars as pl
 
 from analyzer.results import DEFAULT_THRESHOLD_MS
-from analyzer.schemas import LINK_COLUMNS, WARNINGS, WRITES
+from analyzer.schemas import ATTRIBUTED, WARNINGS
 from analyzer.units import elapsed_ms
 from analyzer.vocab import COMPONENTS, Transport
-
-#: the writes table as this stage leaves it: all but the one-way delays, which need the clock
-#: offset of all writes (`analyzer.clock.one_way` adds them), the link's columns and the what-if
-#: that needs the link's transport (`analyzer.batches` adds both)
-ONE_WAY = ("net_out_ms", "net_back_ms", "clock_bound_ms")
-WHAT_IF = ("fastsync_ms",)
-ATTRIBUTED = pl.Schema(
-    {name: dtype for name, dtype in WRITES.items() if name not in (*ONE_WAY, *LINK_COLUMNS, *WHAT_IF)}
-)
 
 
 def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
@@ -38,7 +29,7 @@ def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
 
 
 def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_MS) -> pl.DataFrame:
-    """The writes table (schema `WRITES`) from the exchanges of `match` (whose standby side
+    """The writes table (schema `ATTRIBUTED`) from the exchanges of `match` (whose standby side
     carries its RFS wait sums: rfs_io_ms, rfs_io_waits, first_start, last_end).
 
     A write seen on one side only has that side's numbers (total on the primary; rfs, rfs_io

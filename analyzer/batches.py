@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer.attribute import ONE_WAY, attribute, fast_sync_ms
+from analyzer.attribute import attribute, fast_sync_ms
 from analyzer.links import Link, MatchScore, SenderKey, Topology, sender_key, with_databases
 from analyzer.match import gaps, match, typical_gaps
 from analyzer.pairing import KEY
 from analyzer.results import FileResult
-from analyzer.schemas import CAT, LINK_COLUMNS, UNMATCHED, WRITES, empty
+from analyzer.schemas import CAT, LINK_COLUMNS, UNMATCHED, empty
 from analyzer.segments import Segment, Side, join_segments, side
 from analyzer.spill import INDEX
 from analyzer.vocab import Duty, Role
@@ -87,8 +87,6 @@ def match_in_batches(
     return Batched(parts, pl.concat(unmatched) if unmatched else empty(UNMATCHED), *counts)
 
 
-#: the writes table as matching leaves it: all but the one-way delays (`analyzer.clock.one_way`)
-LINKED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in ONE_WAY})
 #: a receiver's match rate against a candidate is measured on about this many of its exchanges
 SCORE_ROWS = 2000
 

@@ -226,6 +226,16 @@ WRITES = schema(
 #: the writes' columns that name their link (`analyzer.links`): the databases at both ends and the
 #: link's transport (SYNC, FASTSYNC; ASYNC shipments are a table of their own)
 LINK_COLUMNS = ("primary_db", "standby_db", "transport")
+#: the one-way delays, which need the clock offset of all writes (`analyzer.clock.one_way` adds them)
+ONE_WAY_COLUMNS = ("net_out_ms", "net_back_ms", "clock_bound_ms")
+#: the what-if that needs the link's transport (`analyzer.batches` adds it with the link's columns)
+WHAT_IF_COLUMNS = ("fastsync_ms",)
+#: the writes table as the attribute stage leaves it (attribute stage -> analyzer.batches)
+ATTRIBUTED = pl.Schema(
+    {name: dtype for name, dtype in WRITES.items() if name not in (*ONE_WAY_COLUMNS, *LINK_COLUMNS, *WHAT_IF_COLUMNS)}
+)
+#: the writes table as matching leaves it, tagged with its link (analyzer.batches -> analyzer.clock)
+LINKED = pl.Schema({name: dtype for name, dtype in WRITES.items() if name not in ONE_WAY_COLUMNS})
 
 #: clock offset of each standby host relative to each primary host (NTP-style estimate)
 CLOCK = schema(
