@@ -152,20 +152,24 @@ class Link:
         self, t2: int, size_kb: int, since_switch: int, noise: int
     ) -> tuple[tuple[tuple[int, int, int], ...], int]:
         """RFS work from receive to finish: CPU gaps and waits; returns (waits, t3)."""
-        rng, p, bits = self._rng, self._p, self._bits
-        t = t2 + 15 + int(40.0 * _EXP[bits(_BITS)])
-        if rng.random() < p.stall_rate:
-            t += int(_lognormal(rng, p.stall_ms * 1000.0, 0.5))
-        waits: list[tuple[int, int, int]] = []
-        if noise == NOISE_RFS_DISPATCH:
-            t = _wait(waits, EV_DISPATCH, 5 + int(20.0 * _EXP[bits(_BITS)]), t) + 3
+        t, waits = self._rfs_start(t2, noise)
         t = self._srl_waits(waits, t, size_kb, since_switch)
-        return tuple(waits), t + 10 + int(25.0 * _EXP[bits(_BITS)])
+        return tuple(waits), t + 10 + int(25.0 * _EXP[self._bits(_BITS)])
 
     def _rfs_noaffirm(
         self, t2: int, size_kb: int, since_switch: int, noise: int
     ) -> tuple[tuple[tuple[int, int, int], ...], int]:
         """FASTSYNC: finish after the CPU work; the standby redo log waits come after t3."""
+        t, waits = self._rfs_start(t2, noise)
+        t3 = t + 10 + int(25.0 * _EXP[self._bits(_BITS)])
+        self._busy = self._srl_waits(waits, t3 + 4 + int(10.0 * _EXP[self._bits(_BITS)]), size_kb, since_switch)
+        return tuple(waits), t3
+
+    def _rfs_start(self, t2: int, noise: int) -> tuple[int, list[tuple[int, int, int]]]:
+        """The RFS's first work after the receive, AFFIRM or not: CPU, a rare stall, the dispatch noise.
+
+        Returns the time it ends and the waits so far. The draws are in the order the classic sets' bytes pin.
+        """
         rng, p, bits = self._rng, self._p, self._bits
         t = t2 + 15 + int(40.0 * _EXP[bits(_BITS)])
         if rng.random() < p.stall_rate:
@@ -173,9 +177,7 @@ class Link:
         waits: list[tuple[int, int, int]] = []
         if noise == NOISE_RFS_DISPATCH:
             t = _wait(waits, EV_DISPATCH, 5 + int(20.0 * _EXP[bits(_BITS)]), t) + 3
-        t3 = t + 10 + int(25.0 * _EXP[bits(_BITS)])
-        self._busy = self._srl_waits(waits, t3 + 4 + int(10.0 * _EXP[bits(_BITS)]), size_kb, since_switch)
-        return tuple(waits), t3
+        return t, waits
 
     def _srl_waits(self, waits: list[tuple[int, int, int]], t: int, size_kb: int, since_switch: int) -> int:
         """The standby redo log I/O waits from `t` (log switch, random i/o, the write); returns their end."""
