@@ -99,31 +99,30 @@ def _verdict() -> pl.Expr:
     return expr
 
 
+def _negative(column: str, exceeds: str, beyond: str) -> pl.Expr:
+    """Why `column` is negative, in words: by how much `exceeds`, and whether the stamps' resolution explains it."""
+    return pl.concat_str(
+        [
+            pl.lit(f"{column} < 0: {exceeds} by "),
+            (-pl.col(column)).round(3).cast(pl.String),
+            pl.lit(" ms"),
+            pl.when(-pl.col(column) <= pl.col("resolution_ms"))
+            .then(pl.lit(" (within timestamp resolution)"))
+            .otherwise(pl.lit(f" ({beyond})")),
+        ]
+    )
+
+
 def _warning() -> pl.Expr:
     """Why a component is negative: timestamp resolution, or something worse."""
-    res = pl.col("resolution_ms")
     neg_net = pl.col("network_ms") < 0
     neg_other = pl.col("rfs_other_ms") < 0
-    net_text = pl.concat_str(
-        [
-            pl.lit("network_ms < 0: standby RFS time exceeds the round trip by "),
-            (-pl.col("network_ms")).round(3).cast(pl.String),
-            pl.lit(" ms"),
-            pl.when(-pl.col("network_ms") <= res)
-            .then(pl.lit(" (within timestamp resolution)"))
-            .otherwise(pl.lit(" (beyond timestamp resolution: check the stamps of this write)")),
-        ]
+    net_text = _negative(
+        "network_ms",
+        "standby RFS time exceeds the round trip",
+        "beyond timestamp resolution: check the stamps of this write",
     )
-    other_text = pl.concat_str(
-        [
-            pl.lit("rfs_other_ms < 0: RFS I/O waits exceed RFS time by "),
-            (-pl.col("rfs_other_ms")).round(3).cast(pl.String),
-            pl.lit(" ms"),
-            pl.when(-pl.col("rfs_other_ms") <= res)
-            .then(pl.lit(" (within timestamp resolution)"))
-            .otherwise(pl.lit(" (overlapping or mis-attributed waits)")),
-        ]
-    )
+    other_text = _negative("rfs_other_ms", "RFS I/O waits exceed RFS time", "overlapping or mis-attributed waits")
     return (
         pl.when(neg_net & neg_other)
         .then(pl.concat_str([net_text, pl.lit("; "), other_text]))

@@ -18,6 +18,28 @@ def test_negative_component_is_explained() -> None:
     assert "network_ms < 0" in writes["warning"][0] and "within timestamp resolution" in writes["warning"][0]
 
 
+def test_each_negative_component_is_explained_in_its_own_words() -> None:
+    """Within the stamps' resolution or beyond it, one component negative or both (then joined by `; `)."""
+    from analyzer.attribute import _warning
+
+    rows = pl.DataFrame(
+        {
+            "network_ms": [-0.5, -2.25, 1.0, -0.5, 3.0],
+            "rfs_other_ms": [1.0, 1.0, -0.75, -4.0, 0.0],
+            "resolution_ms": [1.0, 1.0, 1.0, 1.0, 1.0],
+        }
+    )
+    net = "network_ms < 0: standby RFS time exceeds the round trip by "
+    other = "rfs_other_ms < 0: RFS I/O waits exceed RFS time by "
+    assert rows.select(warning=_warning())["warning"].to_list() == [
+        f"{net}0.5 ms (within timestamp resolution)",
+        f"{net}2.25 ms (beyond timestamp resolution: check the stamps of this write)",
+        f"{other}0.75 ms (within timestamp resolution)",
+        f"{net}0.5 ms (within timestamp resolution); {other}4.0 ms (overlapping or mis-attributed waits)",
+        None,
+    ]
+
+
 def test_lgwr_warning_gets_the_breakdown_of_its_remote_write() -> None:
     p = primary_lines(
         [
