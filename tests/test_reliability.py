@@ -16,20 +16,16 @@ import signal
 import subprocess
 import sys
 import tarfile
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from analyzer import spill
 from analyzer.cli import app
-from analyzer.errors import ExitCode, TempFileError
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from scripts.reliability_table import (
@@ -275,60 +271,6 @@ def test_a_killed_run_s_leftovers_are_swept_by_the_next_run(good: Path, good_mat
 
 def _start_ticks(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])
-
-
-def test_the_sweep_tells_a_reused_pid_from_its_owner(tmp_path: Path) -> None:
-    """A folder recording this pid but another start time belonged to an earlier process with the
-    same pid: it goes. One recording this process's start time, or none yet, stays."""
-    reused = tmp_path / f"dgtrace-{os.getpid()}-reused"
-    reused.mkdir()
-    (reused / "owner").write_text(f"{os.getpid()} {_start_ticks(os.getpid()) + 1}\n")
-    ours = tmp_path / f"dgtrace-{os.getpid()}-ours"
-    ours.mkdir()
-    (ours / "owner").write_text(f"{os.getpid()} {_start_ticks(os.getpid())}\n")
-    starting = tmp_path / f"dgtrace-{os.getpid()}-starting"  # created, owner file not written yet
-    starting.mkdir()
-    other = tmp_path / "dgtrace-notes"  # not a spill folder's name
-    other.mkdir()
-    assert spill.sweep(tmp_path) == [reused]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([ours.name, starting.name, other.name])
-
-
-def test_the_sweep_takes_the_folder_of_a_zombie(tmp_path: Path) -> None:
-    """A run killed together with its parent is a zombie until someone collects it (in a container,
-    perhaps never): it has ended, so its folder goes."""
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    try:
-        while Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
-            time.sleep(0.01)
-        dead = tmp_path / f"dgtrace-{pid}-zombie"
-        dead.mkdir()
-        (dead / "owner").write_text(f"{pid} {_start_ticks(pid)}\n")
-        assert spill.sweep(tmp_path) == [dead]
-    finally:
-        os.waitpid(pid, 0)
-
-
-def test_a_piece_that_cannot_be_written_is_removed_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def half_written(self: pl.DataFrame, path: Path, **_: Any) -> None:
-        Path(path).write_bytes(b"ARROW1 partial")
-        raise OSError("No space left on device (os error 28)")
-
-    monkeypatch.setattr(pl.DataFrame, "write_ipc", half_written)
-    frame = pl.DataFrame({"thread": [1], "seq": [2]})
-    with spill.spill_directory(tmp_path) as pieces:
-        directory = pieces.directory
-        assert directory is not None and directory.name.startswith(f"dgtrace-{os.getpid()}-")
-        for _ in range(2):  # the second write fails the same way, without trying
-            with pytest.raises(TempFileError) as error:
-                pieces.put(frame)
-            assert str(error.value).startswith(f"cannot write temporary file {directory}/piece-0.arrow: ")
-            assert ": No space left on device; free some space there" in str(error.value)
-            assert error.value.exit_code == ExitCode.TEMP_FILES
-        assert sorted(p.name for p in directory.iterdir()) == ["owner"]
-    assert list(tmp_path.iterdir()) == []
 
 
 # --- 5. data that can be read is read ---------------------------------------------------------

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import bz2
 import errno
-import gc
 import gzip
 import io
 import lzma
 import os
-import tarfile
-import tempfile
-import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,9 +16,10 @@ import pytest
 import zstandard
 
 from analyzer import streams as archives
-from analyzer.errors import CorruptInput, ExitCode, LimitExceeded, UsageError
-from analyzer.sources import Limits, Skipped, Source, discover
+from analyzer.errors import CorruptInput, ExitCode, UsageError
+from analyzer.sources import Skipped, Source, discover
 from tests.conftest import zip_bytes
+from tests.uploads import contents, read, reasons, tar_bytes, write
 
 COMPRESS: dict[str, Callable[[bytes], bytes]] = {
     ".gz": gzip.compress,
@@ -33,35 +30,6 @@ COMPRESS: dict[str, Callable[[bytes], bytes]] = {
 NOT_TRACE = "not a trace file (*.trc) or alert log (alert_*.log) by its name"
 MAP_REASON = "trace map (.trm) file: ADR metadata, nothing to parse"
 TRACE = b"Trace file /u01/app/oracle/diag/rdbms/cdb1/cdb1/trace/cdb1_lgwr_1234.trc\nline 2\n"
-
-
-def read(source: Source) -> bytes:
-    with source.opener() as stream:
-        return stream.read()
-
-
-def contents(sources: list[Source]) -> dict[str, bytes]:
-    return {source.label: read(source) for source in sources}
-
-
-def reasons(skipped: list[Skipped]) -> dict[str, str]:
-    return {item.label: item.reason for item in skipped}
-
-
-def tar_bytes(members: dict[str, bytes], mode: str = "w") -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode=mode) as archive:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
-def write(path: Path, data: bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return path
 
 
 # --- plain files, folders, globs ---------------------------------------------------------
@@ -205,19 +173,6 @@ def test_a_member_can_be_reopened_and_members_read_side_by_side(tmp_path: Path) 
     assert read(sources[0]) == big["m0.trc"]
 
 
-def test_a_nested_archive_larger_than_the_memory_spool_moves_to_an_anonymous_temp_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    spool_dir = tmp_path / "tmp"
-    spool_dir.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(spool_dir))
-    data = os.urandom(100_000).hex().encode()
-    upload = write(tmp_path / "u.zip", zip_bytes({"n.zip": zip_bytes({"a.trc": data})}))
-    sources, _ = discover([str(upload)], limits=Limits(spool_memory_bytes=1024))
-    assert read(sources[0]) == data
-    assert list(spool_dir.iterdir()) == []  # the spool file never has a name
-
-
 # --- a TFA collection ---------------------------------------------------------------------
 
 
@@ -320,66 +275,6 @@ def test_a_file_removed_after_discovery_raises_corrupt_input_when_opened(tmp_pat
     assert error.value.exit_code == ExitCode.PARTIAL
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
-def test_a_pipe_named_on_the_command_line_is_skipped_unless_asked_for(tmp_path: Path) -> None:
-    pipe = tmp_path / "pipe"
-    os.mkfifo(pipe)
-    assert discover([str(pipe)]) == ([], [Skipped(str(pipe), "FIFO (named pipe): not read (--read-special reads it)")])
-    sources, skipped = discover([str(pipe)], limits=Limits(read_special=True))
-    assert len(sources) == 1 and not sources[0].rereadable and skipped == []
-    writer = threading.Thread(target=lambda: pipe.write_bytes(gzip.compress(TRACE)))
-    writer.start()
-    assert read(sources[0]) == TRACE  # decompressed: its first bytes say gzip
-    writer.join(timeout=10)
-
-
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
-def test_a_pipe_without_writer_waits_no_longer_than_the_time_budget(tmp_path: Path) -> None:
-    pipe = tmp_path / "pipe"
-    os.mkfifo(pipe)
-    sources, _ = discover([str(pipe)], limits=Limits(read_special=True, max_seconds_per_input=0.5))
-    with pytest.raises(LimitExceeded, match=r"no data came within 0.5 s \(--max-seconds-per-input\)"):
-        read(sources[0])
-
-
-def test_devices_are_skipped_unless_asked_for_and_binary_data_is_refused(tmp_path: Path) -> None:
-    sources, skipped = discover(["/dev/zero", "/dev/null"])
-    assert sources == [] and {s.reason for s in skipped} == {"character device: not read (--read-special reads it)"}
-    sources, skipped = discover(["/dev/zero", "/dev/null"], limits=Limits(read_special=True))
-    assert skipped == [] and len(sources) == 2
-    with pytest.raises(CorruptInput, match="/dev/zero: not a text trace: only NUL bytes"):
-        read(sources[0])
-    assert read(sources[1]) == b""
-
-
-def test_files_are_opened_as_what_their_first_bytes_say(tmp_path: Path) -> None:
-    """A zip, a tarball or a gzip named .trc or without extension is opened as what it is; a
-    document or binary data named .trc is skipped as not a text trace."""
-    folder = tmp_path / "up"
-    write(folder / "zipped.trc", zip_bytes({"in/a.trc": b"a\n"}))
-    write(folder / "noext", tar_bytes({"b.trc": b"b\n"}, "w:gz"))
-    write(folder / "c.trc", gzip.compress(b"c\n"))
-    write(folder / "d.trc.gz", b"plain text after all\n")
-    write(folder / "report.trc", zip_bytes({"[Content_Types].xml": b"<xml/>", "word/document.xml": b"<w/>"}))
-    write(folder / "paper.trc", b"%PDF-1.4\n%binary\n")
-    write(folder / "random.trc", bytes(range(256)) * 40)
-    write(folder / "README", b"just text, no extension\n")
-    sources, skipped = discover([str(folder)])
-    assert contents(sources) == {
-        f"{folder}/c.trc": b"c\n",
-        f"{folder}/d.trc.gz": b"plain text after all\n",
-        f"{folder}/noext!b.trc": b"b\n",
-        f"{folder}/zipped.trc!in/a.trc": b"a\n",
-    }
-    assert reasons(skipped) == {
-        f"{folder}/README": NOT_TRACE,
-        f"{folder}/paper.trc": "not a text trace: a PDF document",
-        f"{folder}/random.trc": "not a text trace: binary data (10% control bytes in the first 10,200)",
-        f"{folder}/report.trc": "not a text trace: a document or Java archive (zip of XML or classes)",
-    }
-    assert not any(item.partial for item in skipped)
-
-
 def test_a_path_with_glob_characters_that_exists_is_taken_literally(tmp_path: Path) -> None:
     literal = write(tmp_path / "odd[1].trc", b"literal\n")
     write(tmp_path / "odd1.trc", b"glob match\n")
@@ -418,38 +313,3 @@ def test_same_names_in_one_archive_are_both_read_or_skipped_as_duplicate_content
     }
     assert [s.name for s in sources[:2]] == ["x.trc", "x.trc"]
     assert reasons(skipped) == {f"{upload}!t/x.trc [3]": f"duplicate content: the same bytes as {upload}!t/x.trc"}
-
-
-# --- API details -----------------------------------------------------------------------------
-
-
-def test_limits_must_be_positive() -> None:
-    with pytest.raises(UsageError, match="max_depth must be positive"):
-        Limits(max_depth=0)
-
-
-def test_source_name_drops_the_archive_path_and_every_compression_suffix() -> None:
-    def name(label: str) -> str:
-        return Source(label, lambda: io.BytesIO()).name
-
-    assert name("up.zip!n1.zip!a/b/cdb1_rfs_1.trc.gz") == "cdb1_rfs_1.trc"
-    assert name(r"C:\\up\\cdb1_lgwr_2.trc.zst.xz") == "cdb1_lgwr_2.trc"
-    assert name("odd.gz") == "odd"
-
-
-def test_the_spool_is_closed_when_no_source_is_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    made: list[tempfile.SpooledTemporaryFile[bytes]] = []
-
-    class Recorded(tempfile.SpooledTemporaryFile):  # type: ignore[type-arg]
-        def __init__(self, max_size: int) -> None:
-            super().__init__(max_size=max_size)
-            made.append(self)
-
-    monkeypatch.setattr(tempfile, "SpooledTemporaryFile", Recorded)
-    upload = write(tmp_path / "u.zip", zip_bytes({"n.zip": zip_bytes({"a.trc": b"a\n"})}))
-    sources, _ = discover([str(upload)])
-    assert read(sources[0]) == b"a\n"
-    assert len(made) == 1 and not made[0].closed
-    del sources
-    gc.collect()
-    assert made[0].closed
