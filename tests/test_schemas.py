@@ -1,0 +1,89 @@
+"""Every frame that crosses a stage declared once as a `pl.Schema`; the empty frames built from them."""
+
+from __future__ import annotations
+
+import ast
+from datetime import UTC, datetime
+
+import polars as pl
+
+from analyzer import schemas
+from analyzer.schemas import (
+    ATTRIBUTED,
+    LINK_COLUMNS,
+    LINKED,
+    ONE_WAY_COLUMNS,
+    PARSE_TABLES,
+    WHAT_IF_COLUMNS,
+    WRITES,
+    empty,
+    frame,
+    schema,
+)
+from tests.conftest import ROOT
+
+#: the names of analyzer.schemas that are not frame schemas: column types and groups of column names
+NOT_FRAMES = {"US", "UTC", "CAT", "LINK_COLUMNS", "ONE_WAY_COLUMNS", "WHAT_IF_COLUMNS", "TOTAL_AND_COMPONENTS"}
+
+
+def _used_across_stages() -> set[str]:
+    """The upper-case names other analyzer modules import from analyzer.schemas."""
+    names = set()
+    for path in (ROOT / "analyzer").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "analyzer.schemas":
+                names |= {alias.name for alias in node.names if alias.name.isupper()}
+    return names
+
+
+def _declared() -> dict[str, object]:
+    return {name: value for name, value in vars(schemas).items() if name.isupper() and not name.startswith("_")}
+
+
+def test_every_frame_schema_used_across_stages_is_a_polars_schema_and_empty_gives_it() -> None:
+    used = _used_across_stages()
+    assert {"WRITES", "EXCHANGES", "PENDING", "LINKED", "ATTRIBUTED"} <= used
+    frames = {name for name in used if name not in NOT_FRAMES and name != "PARSE_TABLES"}
+    for name in sorted(frames):
+        declared = getattr(schemas, name)
+        assert isinstance(declared, pl.Schema), name
+        built = empty(declared)
+        assert (built.height, built.schema) == (0, declared), name
+
+
+def test_every_upper_case_name_of_the_module_is_a_schema_or_a_known_column_group() -> None:
+    declared = _declared()
+    assert {name for name, value in declared.items() if not isinstance(value, pl.Schema)} == NOT_FRAMES | {
+        "PARSE_TABLES"
+    }
+    for name in ("LINK_COLUMNS", "ONE_WAY_COLUMNS", "WHAT_IF_COLUMNS"):
+        assert set(declared[name]) <= set(WRITES), name  # type: ignore[call-overload]
+
+
+def test_the_parse_tables_are_schemas_with_a_line_number() -> None:
+    assert set(PARSE_TABLES) >= {"messages", "krs", "adr", "waits", "lgwr", "header", "markers", "alert", "unparsed"}
+    for name, table in PARSE_TABLES.items():
+        assert isinstance(table, pl.Schema) and table.get("line") == pl.Int64, name
+        assert empty(table).schema == table
+
+
+def test_the_writes_table_as_each_stage_leaves_it_is_writes_less_what_later_stages_add() -> None:
+    assert list(LINKED) == [name for name in WRITES if name not in ONE_WAY_COLUMNS]
+    later = {*ONE_WAY_COLUMNS, *LINK_COLUMNS, *WHAT_IF_COLUMNS}
+    assert list(ATTRIBUTED) == [name for name in WRITES if name not in later]
+    assert all(ATTRIBUTED[name] == WRITES[name] for name in ATTRIBUTED)
+
+
+def test_empty_frames_are_new_frames_each_time() -> None:
+    first = empty(WRITES)
+    first.insert_column(0, pl.Series("extra", [], pl.Int8))
+    assert empty(WRITES).schema == WRITES
+
+
+def test_frame_builds_rows_with_the_schema_and_nulls_for_missing_keys() -> None:
+    columns = schema(at=schemas.UTC, file=schemas.CAT, n=pl.Int64)
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    built = frame([{"at": at, "file": "a.trc", "n": 1}, {"file": "b.trc"}], columns)
+    assert built.schema == columns
+    assert built.rows() == [(at, "a.trc", 1), (None, "b.trc", None)]
+    assert frame([], columns).schema == columns
