@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pytest
-from typer.testing import CliRunner
 
 from analyzer import cli
-from analyzer.cli import app
 from analyzer.errors import ExitCode
 from analyzer.report.formats import OutputFormat
 from analyzer.schemas import TIMELINE, WRITES
@@ -181,16 +179,6 @@ def test_primary_only_still_reports_with_a_note() -> None:
     assert "UTC assumed" in out
 
 
-def test_version() -> None:
-    assert invoke(["--version"]).stdout.startswith("dgtrace ")
-
-
-def test_long_error_is_one_line(tmp_path: Path) -> None:
-    deep = tmp_path / ("x" * 120) / "missing.trc"
-    result = invoke(["analyze", str(deep)], code=ExitCode.USAGE)
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("dgtrace: error: ")
-
-
 def test_since_until_with_offsets_of_either_sign() -> None:
     """The same window written at UTC-7, at UTC+5:30, in UTC, and as local time at --tz."""
     expected = None
@@ -225,19 +213,6 @@ def test_clock_offset_override() -> None:
     assert w["net_out_ms"] + w["net_back_ms"] == w["network_ms"]
     # received 50.016 (stamp) refined by its first wait to 50.016326: 137.326 ms after the send
     assert abs(w["net_out_ms"] - (137.326 - 0.25)) < 1e-9
-
-
-def test_internal_error_is_one_line_and_debug_shows_the_traceback(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import analyzer.cli
-
-    def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("boom")
-
-    monkeypatch.setattr(analyzer.cli, "analyze", broken)
-    result = invoke(["analyze", PAPER], code=ExitCode.INTERNAL)
-    assert result.stderr.startswith("dgtrace: internal error: RuntimeError: boom") and result.stderr.count("\n") == 1
-    debug = CliRunner().invoke(app, ["--debug", "analyze", PAPER])
-    assert isinstance(debug.exception, RuntimeError)
 
 
 def test_timeline_csv_from_the_command_line() -> None:
@@ -305,15 +280,6 @@ def test_an_empty_since_until_window_exits_3() -> None:
     result = invoke(["analyze", PAPER, "--tz", "-07:00", "--since", "2030-01-01T00:00:00Z"], code=ExitCode.NO_INPUT)
     assert "no remote write sent in the --since/--until window [2030-01-01 00:00:00, ...) UTC" in result.stderr
     assert "the traces span 2014-12-02 15:46:28 to 2014-12-02 15:46:54 UTC" in result.stderr
-
-
-def test_ctrl_c_exits_130_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupted(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli, "analyze", interrupted)
-    result = invoke(["analyze", PAPER], code=ExitCode.INTERRUPTED)
-    assert result.stderr == "dgtrace: interrupted\n" and result.stdout == ""
 
 
 # --- writing the report -----------------------------------------------------------------------
@@ -422,24 +388,6 @@ def test_a_closed_pipe_on_a_big_report_exits_141(tmp_path: Path) -> None:
 
 
 # --- options ----------------------------------------------------------------------------------
-
-
-def test_global_options_anywhere() -> None:
-    for args in (["--quiet", "analyze", PAPER], ["analyze", PAPER, "--quiet"], ["analyze", "-q", PAPER]):
-        assert "Top 10 slowest writes" in invoke([*args, "--tz", "-07:00"]).stdout
-    debug = CliRunner().invoke(app, ["analyze", "no/such/dir", "--debug"])
-    assert debug.exit_code != 0 and isinstance(debug.exception, Exception)
-
-
-@pytest.mark.parametrize("command", [[], ["analyze"], ["inventory"], ["simulate"], ["simulate-share"]])
-def test_help_names_values_not_types_and_gives_examples(command: list[str]) -> None:
-    out = CliRunner(env={"COLUMNS": "80"}).invoke(app, [*command, "--help"]).stdout
-    for internal in ("<list[str]>", "range>", "[x>=", "<bool>", "<str>", "<float>", "<int>", "<path>"):
-        assert internal not in out, internal
-    examples = out[out.index("Examples:") :]
-    assert examples.count(f"dgtrace {command[0]} " if command else "dgtrace ") >= 2
-    if command == ["analyze"]:
-        assert "--tz" in out and "ZONE" in out and "HOST=MS" in out and "text, json" not in out.replace("\n", " ")
 
 
 def test_bad_numbers_are_usage_errors() -> None:
