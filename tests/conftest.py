@@ -58,3 +58,11 @@ def zip_bytes(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> 
         for name, data in members.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+@pytest.fixture(scope="session")
+def one_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulated archive share of 2 configurations, one day, few writes (tests/batch, tests/cli); read-only."""
+    from tests.batch.helpers import make_share
+
+    return make_share(tmp_path_factory.mktemp("one-day") / "share", configs=2, days=1, writes=40)

@@ -1,4 +1,5 @@
-"""A small archive share, simulated once per session; tests that change it work on a copy."""
+"""A small archive share, simulated once per session; tests that change it work on a copy (`one_day`, the
+smaller share the command line's tests use too, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,3 @@ def share_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """3 configurations with colliding msgid ranges, 3 days (the first two gzipped), alert logs,
     .trm maps and a foreground trace per host and day. Read-only: copy it to change it."""
     return make_share(tmp_path_factory.mktemp("share") / "share")
-
-
-@pytest.fixture(scope="session")
-def one_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """2 configurations, one day, few writes: for the quick tests."""
-    return make_share(tmp_path_factory.mktemp("one-day") / "share", configs=2, days=1, writes=40)
