@@ -9,9 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from analyzer.cli import app
 from analyzer.errors import UsageError
 from analyzer.simulate.share import ShareOptions, ShareResult, simulate_share
 from tests.simulate.readers import MSG, WAIT, check_truth, processes, read_truth, text_lines
@@ -189,20 +187,3 @@ def test_same_options_same_bytes_and_no_extras(tmp_path: Path) -> None:
 def test_bad_share_options(options: dict[str, object]) -> None:
     with pytest.raises(UsageError):
         ShareOptions(**options)  # type: ignore[arg-type]
-
-
-def test_command_line(tmp_path: Path) -> None:
-    out = tmp_path / "cli"
-    args = ["simulate-share", str(out), "--configs", "2", "--days", "2", "--writes", "40", "--no-gzip-older"]
-    result = CliRunner().invoke(app, [*args, "--format-version", "12.1", "--seed", "5", "--threads", "1"])
-    assert result.exit_code == 0, result.output
-    assert "simulated 160 remote writes of 2 configuration(s) over 2 day(s)" in result.stderr
-    manifest = json.loads((out / "share.json").read_text())
-    assert manifest["options"]["seed"] == 5 and not any(f["compressed"] for f in manifest["files"])
-    bad = CliRunner().invoke(app, ["simulate-share", str(tmp_path / "x"), "--days", "0"])
-    assert bad.exit_code == 2 and "--days must be between 1 and 366" in bad.stderr
-    taken = CliRunner().invoke(app, ["simulate-share", str(out)])
-    assert taken.exit_code == 2 and "not an empty directory" in taken.stderr
-    for command in ("simulate", "simulate-share"):
-        text = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "120"}).stdout
-        assert text.count(f"dgtrace {command} /tmp/") == 2, text

@@ -11,12 +11,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from analyzer.errors import UsageError
 from analyzer.simulate import SimOptions, SimResult, parse_size, runner, simulate
-from analyzer.simulate.cli import simulate_command
 from analyzer.units import parse_offset
 from tests.simulate.readers import (
     EPOCH,
@@ -431,36 +428,6 @@ def test_size_gives_roughly_the_requested_size(tmp_path: Path) -> None:
     assert on_disk == result.trace_bytes
     assert 4 * 2**20 <= on_disk <= 1.2 * 4 * 2**20
     assert len(read_truth(result)) == result.writes
-
-
-def test_command_line(tmp_path: Path) -> None:
-    app = typer.Typer()
-    app.command("simulate")(simulate_command)
-    app.callback()(lambda: None)
-    out = tmp_path / "cli"
-    args = [
-        "simulate",
-        str(out),
-        "--scenario",
-        "network",
-        "--format-version",
-        "12.1",
-        "--writes",
-        "50",
-    ]
-    args += ["--threads", "1", "--rtt-ms", "3", "--net-spike-rate", "0.1", "--io-spike-rate", "0"]
-    args += ["--log-switch-every", "20", "--standby-skew-s", "1.5", "--primary-tz", "+01:00"]
-    args += ["--standby-tz", "+02:00", "--noise", "0", "--seed", "9"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    assert result.stdout == ""
-    assert "simulated 50 remote writes" in result.stderr
-    options = json.loads((out / "scenario.json").read_text())["options"]
-    assert options["rtt_ms"] == 3 and options["log_switch_every"] == 20
-    assert options["standby_skew_s"] == 1.5 and options["seed"] == 9
-    assert len((out / "truth.csv").read_text().splitlines()) == 51
-    sized = CliRunner().invoke(app, ["simulate", str(tmp_path / "sized"), "--size", "600KB"])
-    assert sized.exit_code == 0, sized.output
 
 
 def test_parallel_threads_write_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
