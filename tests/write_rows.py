@@ -1,4 +1,5 @@
-"""Rows of the writes table, built by hand for the findings' tests (log switches, recommendations)."""
+"""Rows of the writes table, built by hand for the findings' and the reports' tests (log switches,
+recommendations, large timelines)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,34 @@ def steady(seconds: int, log_every_s: int, slow_at: set[int], **slow_parts: floa
 
 
 SLOW_IO = {"rfs_io": 250.0}
+
+
+def many(count: int, seconds: float) -> pl.DataFrame:
+    """`count` writes spread over `seconds`, one of them slow, on two threads with a log switch each."""
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    step = seconds / count
+    data: dict[str, list[object]] = {
+        "thread": [1 + i % 2 for i in range(count)],
+        "seq": [10 + (i > count // 2) for i in range(count)],
+        "msgid": list(range(count)),
+        "oper": ["Write"] * count,
+        "sent_at": [t0 + timedelta(seconds=i * step) for i in range(count)],
+        "total_ms": [500.0 if i == 777 else 2.0 for i in range(count)],
+        "rfs_ms": [1.0] * count,
+        "network_ms": [1.0] * count,
+        "rfs_io_ms": [499.0 if i == 777 else 0.5 for i in range(count)],
+        "rfs_other_ms": [0.5] * count,
+        "resolution_ms": [2.0] * count,
+        "verdict": ["rfs_io" if i == 777 else "network" for i in range(count)],
+        "slow": [i == 777 for i in range(count)],
+        "matched": [True] * count,
+        "rfs_io_waits": [1] * count,
+        "warning": [None] * count,
+        "primary_file": ["p.trc"] * count,
+        "primary_line": list(range(count)),
+        "standby_file": ["s.trc"] * count,
+        "standby_line": list(range(count)),
+        "primary_host": ["prim"] * count,
+        "standby_host": ["stby"] * count,
+    }
+    return pl.DataFrame({name: data.get(name, [None] * count) for name in WRITES}, schema=WRITES)

@@ -7,20 +7,17 @@ import re
 import shutil
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.report.context import Context
 from analyzer.report.html import render_html
-from analyzer.report.plots import BUCKETS, PER_WRITE, bucket_stats, bucket_width, timeline_figure
-from analyzer.schemas import WRITES
+from analyzer.report.plots import PER_WRITE
 from analyzer.zones import TimeZones
 from tests.conftest import invoke
+from tests.write_rows import many
 
 PLOTS = ("timeline", "histogram", "top")
 VERDICT = "54% of slow-write time (2 writes &gt;= 100 ms) was standby I/O (RFS write); network 46%, other RFS time 0%."
@@ -131,57 +128,10 @@ def test_missing_plotly_is_a_one_line_usage_error(monkeypatch: pytest.MonkeyPatc
     ]
 
 
-def _many_writes(count: int, seconds: float) -> pl.DataFrame:
-    """`count` writes spread over `seconds`, one of them slow, on two threads with a log switch each."""
-    t0 = datetime(2024, 1, 1, tzinfo=UTC)
-    step = seconds / count
-    data: dict[str, list[object]] = {
-        "thread": [1 + i % 2 for i in range(count)],
-        "seq": [10 + (i > count // 2) for i in range(count)],
-        "msgid": list(range(count)),
-        "oper": ["Write"] * count,
-        "sent_at": [t0 + timedelta(seconds=i * step) for i in range(count)],
-        "total_ms": [500.0 if i == 777 else 2.0 for i in range(count)],
-        "rfs_ms": [1.0] * count,
-        "network_ms": [1.0] * count,
-        "rfs_io_ms": [499.0 if i == 777 else 0.5 for i in range(count)],
-        "rfs_other_ms": [0.5] * count,
-        "resolution_ms": [2.0] * count,
-        "verdict": ["rfs_io" if i == 777 else "network" for i in range(count)],
-        "slow": [i == 777 for i in range(count)],
-        "matched": [True] * count,
-        "rfs_io_waits": [1] * count,
-        "warning": [None] * count,
-        "primary_file": ["p.trc"] * count,
-        "primary_line": list(range(count)),
-        "standby_file": ["s.trc"] * count,
-        "standby_line": list(range(count)),
-        "primary_host": ["prim"] * count,
-        "standby_host": ["stby"] * count,
-    }
-    return pl.DataFrame({name: data.get(name, [None] * count) for name in WRITES}, schema=WRITES)
-
-
-def test_large_timelines_are_drawn_per_time_bucket() -> None:
-    writes = _many_writes(20_000, 3_600.0)
-    every = bucket_width(writes)
-    stats = bucket_stats(writes, every)
-    assert every == "10s" and stats.height <= BUCKETS
-    assert stats["writes"].sum() == 20_000 and stats["slow"].sum() == 1
-    assert stats["total_max"].max() == 500.0 and stats["total_p50"].max() == 2.0
-
-
-def test_small_timelines_show_every_write(paper: Analysis) -> None:
-    small = dataclasses.replace(paper, writes=_many_writes(100, 60.0))
-    figure, caption = timeline_figure(Context.of(small, 10))
-    assert caption.startswith("every matched write (100)")
-    assert [len(bar.x) for bar in figure.data[:3]] == [100, 100, 100]
-
-
 def test_large_report_stays_small(paper: Analysis, tmp_path: Path) -> None:
     """100,000 writes: the timeline is per time bucket, the slow writes as points, so the page stays
     a few hundred KB beyond plotly.js itself."""
-    big = dataclasses.replace(paper, writes=_many_writes(100_000, 7_200.0))
+    big = dataclasses.replace(paper, writes=many(100_000, 7_200.0))
     assert big.writes.height > PER_WRITE
     target = tmp_path / "big.html"
     with target.open("w", encoding="utf-8") as out:
