@@ -22,6 +22,9 @@ MSG = re.compile(
     r"thrd=(?P<thrd>\d+) seq=(?P<seq>\d+) msgid=(?P<msgid>\d+)$"
 )
 WAIT = re.compile(r"^WAIT #(?P<cursor>\d+): nam='(?P<name>[^']+)' ela=(?P<sp> ?)(?P<ela>\d+) .*tim=(?P<tim>\d+)$")
+#: a bare ADR line up to 12.1 (milliseconds, no zone) and from 12.2 on (ISO microseconds with the offset)
+ADR_OLD = re.compile(r"^\*\*\* \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$")
+ADR_ISO = re.compile(r"^\*\*\* \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(?P<zone>[+-]\d\d:\d\d) \(CDB\$ROOT\(1\)\)$")
 IMAGE = re.compile(
     r"^Unix process pid: (?P<pid>\d+), (?:NID: \d+, )?image: oracle@(?P<fqdn>\S+)(?: \((?P<name>\w+)\))?$"
 )

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.errors import UsageError
 from analyzer.simulate import SimOptions, SimResult, runner, simulate
 from tests.simulate.readers import (
     IO_EVENTS,
@@ -52,24 +51,6 @@ def test_fastsync_acknowledges_before_the_standby_redo_log_write(tmp_path: Path,
     assert max(float(r["srl_write_ms"]) for r in rows) > 50 > max(float(r["rfs_ms"]) for r in rows)
     alert = next(p for p in result.extras if p.name == "alert_sales1.log").read_text()
     assert 'log_archive_dest_2       = "SERVICE=salesdr SYNC NOAFFIRM ' in alert
-
-
-@pytest.mark.parametrize(
-    "options",
-    [
-        {"format_version": "11.2", "transport": "fastsync"},
-        {"format_version": "11.2", "topology": "far-sync"},
-        {"topology": "ring"},
-        {"transport": "async"},
-        {"sender": "lns", "topology": "two-sync"},
-        {"drop_segment": 1},
-        {"segment_bytes": 100},
-        {"lgwr_broadcast_rate": 2.0},
-    ],
-)
-def test_impossible_combinations_are_usage_errors(options: dict[str, object]) -> None:
-    with pytest.raises(UsageError):
-        SimOptions(**options)  # type: ignore[arg-type]
 
 
 def test_two_sync_standbys_each_with_their_own_sender_and_rfs(tmp_path: Path) -> None:
