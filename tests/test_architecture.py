@@ -1,4 +1,5 @@
-"""The layout the contributors' guide promises: every module in the layers contract, small modules, a thin facade."""
+"""The layout the contributors' guide promises: every module in the layers contract and mirrored by a test file,
+small modules, a thin facade."""
 
 from __future__ import annotations
 
@@ -56,3 +57,34 @@ def test_the_import_contracts_are_kept() -> None:
     run = subprocess.run([tool, "--no-cache"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stdout[-3000:]
     assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in run.stdout
+
+
+#: modules without a test file of their own, and why (a module added here needs a reason as good)
+WITHOUT_MIRROR = {
+    # the console script's entry point: it imports the command line and runs it; tests/cli/test_trace.py
+    # runs both `python -m analyzer` and the installed `dgtrace` script
+    "__main__.py": "tests/cli/test_trace.py",
+}
+
+
+def _mirror(module: Path) -> Path:
+    """tests/test_<name>.py for analyzer/<name>.py, tests/<package>/test_<name>.py for analyzer/<package>/<name>.py."""
+    relative = module.relative_to(PACKAGE)
+    return ROOT / "tests" / relative.parent / f"test_{relative.name}"
+
+
+def test_every_module_has_its_mirrored_test_file_with_tests() -> None:
+    """`tests/test_<module>.py` mirrors `analyzer/<module>.py` (docs/architecture.md, "Tests"); a package's
+    `__init__` is its folder's, not a module's."""
+    modules = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py")
+    missing = [
+        p.relative_to(PACKAGE).as_posix()
+        for p in modules
+        if not _mirror(p).is_file() and p.relative_to(PACKAGE).as_posix() not in WITHOUT_MIRROR
+    ]
+    assert missing == []
+    empty = [_mirror(p).name for p in modules if _mirror(p).is_file() and "\ndef test_" not in _mirror(p).read_text()]
+    assert empty == []
+    for name, tested_in in WITHOUT_MIRROR.items():
+        assert (PACKAGE / name).is_file() and not _mirror(PACKAGE / name).exists(), name  # the list stays true
+        assert (ROOT / tested_in).is_file(), tested_in
