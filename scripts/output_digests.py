@@ -6,7 +6,7 @@
 Each set is analysed in every format (text at a fixed width, JSON, Markdown, HTML, and CSV of
 every table). A change that must not move any output (a refactoring) leaves every digest as it
 was; `tests/golden/outputs.sha256` holds them (written by `scripts/regen_golden.py`) and
-`tests/golden/test_outputs.py` compares.
+`tests/e2e/test_outputs.py` compares.
 """
 
 from __future__ import annotations
