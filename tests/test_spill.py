@@ -61,12 +61,8 @@ def test_a_directory_that_cannot_be_created_is_said_with_what_to_do(tmp_path: Pa
 
 def test_the_sweep_removes_the_folder_of_a_run_that_is_gone_and_nothing_else(tmp_path: Path) -> None:
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    gone = tmp_path / f"dgtrace-{int(ended.stdout)}-gone"
-    gone.mkdir()
-    (gone / "owner").write_text(f"{ended.stdout.strip()} 1\n")
-    alive = tmp_path / f"dgtrace-{os.getpid()}-alive"
-    alive.mkdir()
-    (alive / "owner").write_text(f"{os.getpid()} {_start_ticks(os.getpid())}\n")
+    gone = _spill_folder(tmp_path, int(ended.stdout), "gone", 1)
+    alive = _spill_folder(tmp_path, os.getpid(), "alive", _start_ticks(os.getpid()))
     linked = tmp_path / f"dgtrace-{int(ended.stdout)}-link"
     linked.symlink_to(gone)
     assert spill.sweep(tmp_path) == [gone]
@@ -98,6 +94,14 @@ def test_a_stop_signal_unwinds_the_main_thread_and_stops_the_others() -> None:
     spill.check_stop()  # does not raise once cleared
 
 
+def _spill_folder(parent: Path, pid: int, name: str, started: int) -> Path:
+    """A spill folder as the run of `pid` that started at `started` (clock ticks since boot) leaves it."""
+    folder = parent / f"dgtrace-{pid}-{name}"
+    folder.mkdir()
+    (folder / spill.OWNER).write_text(f"{pid} {started}\n")
+    return folder
+
+
 def _start_ticks(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])
 
@@ -105,12 +109,8 @@ def _start_ticks(pid: int) -> int:
 def test_the_sweep_tells_a_reused_pid_from_its_owner(tmp_path: Path) -> None:
     """A folder recording this pid but another start time belonged to an earlier process with the
     same pid: it goes. One recording this process's start time, or none yet, stays."""
-    reused = tmp_path / f"dgtrace-{os.getpid()}-reused"
-    reused.mkdir()
-    (reused / "owner").write_text(f"{os.getpid()} {_start_ticks(os.getpid()) + 1}\n")
-    ours = tmp_path / f"dgtrace-{os.getpid()}-ours"
-    ours.mkdir()
-    (ours / "owner").write_text(f"{os.getpid()} {_start_ticks(os.getpid())}\n")
+    reused = _spill_folder(tmp_path, os.getpid(), "reused", _start_ticks(os.getpid()) + 1)
+    ours = _spill_folder(tmp_path, os.getpid(), "ours", _start_ticks(os.getpid()))
     starting = tmp_path / f"dgtrace-{os.getpid()}-starting"  # created, owner file not written yet
     starting.mkdir()
     other = tmp_path / "dgtrace-notes"  # not a spill folder's name
@@ -128,9 +128,7 @@ def test_the_sweep_takes_the_folder_of_a_zombie(tmp_path: Path) -> None:
     try:
         while Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
             time.sleep(0.01)
-        dead = tmp_path / f"dgtrace-{pid}-zombie"
-        dead.mkdir()
-        (dead / "owner").write_text(f"{pid} {_start_ticks(pid)}\n")
+        dead = _spill_folder(tmp_path, pid, "zombie", _start_ticks(pid))
         assert spill.sweep(tmp_path) == [dead]
     finally:
         os.waitpid(pid, 0)
