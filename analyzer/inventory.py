@@ -53,18 +53,23 @@ def _when(at: datetime | None, missing: str) -> str:
     return f"{at:%Y-%m-%d %H:%M:%S} UTC" if at is not None else missing
 
 
+#: why a trace goes on in another file, and why that file may be absent: the traces say neither
+SEGMENT_CAUSES = (
+    "a trace goes on in a new file when it reaches MAX_DUMP_FILE_SIZE or when its tracefile_identifier changes;"
+    " the segment may have been deleted, as 23ai deletes old ones, or not collected: the traces do not say which"
+)
+
+
 def _gap_findings(gaps: pl.DataFrame) -> list[str]:
     """One sentence per segment named by a marker and missing from the upload."""
     out = []
     for g in gaps.iter_rows(named=True):
-        who = (
-            " ".join(str(v) for v in (g["process"], "on", g["host"]) if v) if g["host"] else g["process"] or "a process"
-        )
+        who = (g["process"] or "a process") + (f" on {g['host']}" if g["host"] else "")
         between = f"between {_when(g['from_at'], 'its start')} and {_when(g['to_at'], 'the end of the upload')}"
         fell = f"; {g['messages']:,} message(s) without partner fall in it" if g["messages"] else ""
         out.append(
-            f"segment {g['missing']} of {who} is missing: writes {between} have no evidence from that host"
-            f" (a gap, as MAX_DUMP_FILE_SIZE leaves when it deletes old segments{fell})"
+            f"segment {g['missing']} of {who} is missing: writes {between} have no evidence from that host{fell}"
+            f" ({SEGMENT_CAUSES})"
         )
     return out
 
