@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from analyzer.read import MAX_LINE_CHARS
 from analyzer.results import Analysis, FileResult
 from analyzer.schemas import INVENTORY
 from analyzer.vocab import Role
@@ -102,6 +103,18 @@ def _bad_byte_findings(files: list[FileResult]) -> list[str]:
     return out
 
 
+def _repair_findings(files: list[FileResult]) -> list[str]:
+    """One sentence per file the reader repaired to read it (its coverage says the same in fields)."""
+    out = []
+    for f in files:
+        said = f.stats.repairs()
+        if f.stats.cut_lines:
+            said.append(f"{f.stats.cut_lines:,} line(s) longer than {MAX_LINE_CHARS:,} characters cut to that length")
+        if said:
+            out.append(f"{f.source.label}: {'; '.join(said)}")
+    return out
+
+
 def findings(a: Analysis) -> list[str]:
     """Plain-language findings: missing sides, missing tracing, non-overlapping windows, assumptions."""
     out = []
@@ -139,6 +152,7 @@ def findings(a: Analysis) -> list[str]:
     out += _gap_findings(a.gaps)
     out += _trcsess_findings(a.files)
     out += _bad_byte_findings(a.files)
+    out += _repair_findings(a.files)
     out += [f"read stopped early: {f.source.label}: {f.stats.error}" for f in a.files if f.stats.error]
     lost = [s for s in a.skipped if s.partial]
     out += [f"not read: {s.label}: {s.reason}" for s in lost]
