@@ -17,6 +17,7 @@ from analyzer.cli.base import app, err, guard, progress
 from analyzer.cli.trace import InventoryFormat
 from analyzer.errors import ExitCode, Interrupted, UsageError
 from analyzer.helptext import Command
+from analyzer.output import write_report
 from analyzer.report.batch_view import render_summary_json, render_summary_text
 from analyzer.report.trend import TREND_RENDERERS, TrendFormat, TrendReport
 from analyzer.units import parse_clock_offsets, parse_size
@@ -138,16 +139,7 @@ def report_command(
         rows = trend(dataset, first, last, db or [])
         report = TrendReport(str(dataset), rows, first, last, tuple(db or []))
         render = TREND_RENDERERS[output_format]
-        if output:
-            part = output.with_name(f".{output.name}.part")
-            try:
-                with part.open("w", encoding="utf-8") as handle:
-                    render(report, handle)
-                part.replace(output)
-            finally:
-                part.unlink(missing_ok=True)
-        else:
-            render(report, sys.stdout)
+        write_report(lambda out: render(report, out), output)
 
 
 def _day(text: str | None, option: str) -> date | None:
