@@ -20,6 +20,7 @@ import polars as pl
 
 from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.errors import UsageError
+from analyzer.report.fmt import escape_markdown, printable
 
 MISSING_PLOTLY = "--format html needs plotly: pip install 'dgtrace[html]'"
 #: the page may run its own inline script and nothing else
@@ -103,8 +104,10 @@ def _title(report: TrendReport) -> str:
 
 
 def render_trend_text(report: TrendReport, out: TextIO) -> None:
-    """A fixed-width table (the same on a terminal and in a pipe)."""
-    header, body = _cells(report)
+    """A fixed-width table (the same on a terminal and in a pipe); database names and the dataset's
+    path with their control characters (ANSI escapes) written as `\\xNN`, as the terminal report does."""
+    header, rows = _cells(report)
+    body = [[printable(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     left = {0, 1}
 
@@ -113,20 +116,21 @@ def render_trend_text(report: TrendReport, out: TextIO) -> None:
             c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
 
-    out.write(_title(report) + "\n\n")
+    out.write(printable(_title(report)) + "\n\n")
     out.write(line(header).rstrip() + "\n")
     for row in body:
         out.write(line(row).rstrip() + "\n")
 
 
 def render_trend_markdown(report: TrendReport, out: TextIO) -> None:
-    """A GitHub-flavoured table under a heading."""
+    """A GitHub-flavoured table under a heading; the title and every cell escaped as in the analyze
+    report (`escape_markdown`: a database name opens no tag, link or image and breaks no table)."""
     header, body = _cells(report)
-    out.write(f"# {_title(report)}\n\n")
-    out.write("| " + " | ".join(header) + " |\n")
+    out.write(f"# {escape_markdown(_title(report))}\n\n")
+    out.write("| " + " | ".join(escape_markdown(h) for h in header) + " |\n")
     out.write("|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|\n")
     for row in body:
-        out.write("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |\n")
+        out.write("| " + " | ".join(escape_markdown(c) for c in row) + " |\n")
 
 
 def render_trend_json(report: TrendReport, out: TextIO) -> None:
@@ -203,7 +207,8 @@ def render_trend_html(report: TrendReport, out: TextIO) -> None:
     plots = []
     table = _table(report)
     for n, ((config,), rows) in enumerate(table.group_by(["configuration"], maintain_order=True)):
-        fig = trend_figure(rows, f"{config}: daily p99 and where the time went")
+        # plotly reads tags and entities in a title: escaped, a name is shown as it is
+        fig = trend_figure(rows, escape(f"{config}: daily p99 and where the time went"))
         plots.append(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=f"trend-{n}", config=CONFIG))
     out.write(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

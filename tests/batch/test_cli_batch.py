@@ -22,7 +22,7 @@ def test_batch_then_report(one_day: Path, tmp_path: Path) -> None:
     text = invoke(["report", str(out)]).stdout
     assert "configuration" in text.splitlines()[2] and "hr -> hrdr" in text
     md = invoke(["report", str(out), "-f", "markdown", "--db", "sales"]).stdout
-    assert "| sales -> salesdr |" in md and "hr -> hrdr" not in md
+    assert "| sales -\\> salesdr |" in md and "hr -\\> hrdr" not in md
     doc = json.loads(
         invoke(["report", str(out), "-f", "json", "--since", "2000-01-01", "--until", "2000-01-02"]).stdout
     )
