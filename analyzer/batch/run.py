@@ -1,6 +1,7 @@
 """`dgtrace batch`: bring a dataset up to date with its inputs, and say what was done.
 
-    lock -> sweep what a killed run left -> compare the inputs with the manifest (probe what is new
+    lock -> sweep what a killed run left (in the dataset, and the spill directories of dead runs in
+    the temporary folder) -> compare the inputs with the manifest (probe what is new
     or changed) -> plan the units -> retire the units the plan no longer has -> run the units whose
     fingerprint changed, on the engine -> put each one's rows in place, then record it
 
@@ -10,6 +11,7 @@ A second run over the same inputs finds every unit's fingerprint recorded and do
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -18,6 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from analyzer import spill
 from analyzer.batch.configs import Grouping, by_identity
 from analyzer.batch.engine import EngineSpec, run_units
 from analyzer.batch.inputs import ProgressHook, load_records, scan
@@ -94,6 +97,7 @@ def run_batch(
     with dataset.locked(), stop_on_signals(), _clean_up(dataset):
         dataset.check_version()
         summary.swept_files = dataset.sweep()
+        spill.sweep(Path(tempfile.gettempdir()))  # also when no unit runs (each unit sweeps as it starts)
         known = load_records(dataset.read_json("inputs.json"))
         found = scan(paths, known, settings.zones, settings.limits, progress, dataset=str(out))
         manifest = found.manifest()
@@ -159,8 +163,10 @@ def _commit(dataset: Dataset, unit: Unit, result: UnitOutput) -> None:
 
 @contextlib.contextmanager
 def _clean_up(dataset: Dataset) -> Iterator[None]:
-    """This run's temporary files go, however it ends."""
+    """This run's temporary files go, however it ends: its files being written into the dataset, and
+    the spill directories of its workers if they were stopped in the middle of a unit."""
     try:
         yield
     finally:
         dataset.remove_temporary(mine_only=True)
+        spill.sweep(Path(tempfile.gettempdir()))
