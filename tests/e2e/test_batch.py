@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -162,27 +161,39 @@ def check_against_truth_subset(got: pl.DataFrame, expected: pl.DataFrame, open_d
     assert closed["matched"].all()
 
 
-def test_kill_9_at_random_moments_then_finish(share_master: Path, tmp_path: Path) -> None:
-    out = tmp_path / "ds"
-    started = time.monotonic()
-    run_json(share_master, tmp_path / "reference")
-    whole = time.monotonic() - started
-    rng = random.Random(int.from_bytes(os.urandom(4), "big"))
-    delays = [round(rng.uniform(0.5, max(1.0, whole * 0.9)), 2) for _ in range(4)]
-    for delay in delays:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "analyzer", "batch", str(share_master), "--out", str(out), "--workers", "2"],
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finished = run_json(share_master, out)
-    assert finished["exit_code"] == 0, (delays, finished)
+def _records(meta: Path) -> set[tuple[str, int]]:
+    """The unit records in place: name and inode (a record written again is a new file)."""
+    return {(p.name, p.stat().st_ino) for p in (meta / "units").glob("*.json")}
+
+
+def test_kill_9_while_a_file_is_written_and_after_a_unit_is_recorded_then_finish(
+    share_master: Path, tmp_path: Path
+) -> None:
+    """Killed (the run and its workers) while a partition file is being written in `_dgtrace/tmp`,
+    then, in the next run, just after that run recorded a unit and before its last one; a third run
+    finishes: every write exactly once, as the truth has it, nothing left behind."""
+    out, tmp = tmp_path / "ds", tmp_path / "tmp"
+    tmp.mkdir()
+    meta = out / "_dgtrace"
+
+    def writing() -> bool:
+        return (meta / "tmp").is_dir() and any((meta / "tmp").iterdir())
+
+    kill_9_when(start_batch(share_master, out, tmp), writing)
+    assert writing()  # the half-written file is still there: the kill came in that state
+
+    earlier = _records(meta)
+    kill_9_when(start_batch(share_master, out, tmp), lambda: bool(_records(meta) - earlier))
+    recorded = _records(meta)
+    assert recorded - earlier
+
+    finished = run_json(share_master, out, tmp)
+    units = finished["units"]
+    assert finished["exit_code"] == 0 and units["failed"] == 0, finished  # type: ignore[index]
+    assert len(recorded) < units["planned"] and units["run"] > 0  # type: ignore[index,operator]
     check_against_truth(out, truth(share_master))
-    assert not list((out / "_dgtrace" / "tmp").iterdir()), delays
+    assert not list((meta / "tmp").iterdir())
+    assert not list(tmp.iterdir())
 
 
 def test_spill_folders_of_a_killed_batch_are_swept_by_later_runs(share_master: Path, tmp_path: Path) -> None:
