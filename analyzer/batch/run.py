@@ -24,6 +24,7 @@ from analyzer import spill
 from analyzer.batch.configs import Grouping, by_identity
 from analyzer.batch.engine import EngineSpec, run_units
 from analyzer.batch.inputs import ProgressHook, load_records, scan
+from analyzer.batch.migrate import adopt, migrate
 from analyzer.batch.plan import Settings, Unit, plan_units
 from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.batch.store import Dataset
@@ -45,6 +46,8 @@ class RunSummary:
     failed: list[dict[str, str]] = field(default_factory=list)
     writes: dict[str, int] = field(default_factory=dict)
     swept_files: int = 0
+    #: the schema version the dataset was brought from in place (None: it had this one, or was new)
+    migrated_from: int | None = None
     seconds: float = 0.0
     #: seconds spent comparing and probing the inputs, and running and writing the units
     phases: dict[str, float] = field(default_factory=dict)
@@ -67,6 +70,7 @@ class RunSummary:
             "failed": self.failed,
             "writes": self.writes,
             "swept_files": self.swept_files,
+            "migrated_from": self.migrated_from,
             "seconds": round(self.seconds, 3),
             "phases": {k: round(v, 3) for k, v in self.phases.items()},
             "exit_code": int(self.exit_code),
@@ -95,8 +99,11 @@ def run_batch(
     dataset = Dataset(out)
     summary = RunSummary(str(out), engine.describe())
     with dataset.locked(), stop_on_signals(), _clean_up(dataset):
-        dataset.check_version()
+        version = dataset.check_version(migrating=True)
         summary.swept_files = dataset.sweep()
+        if version is not None and version != SCHEMA_VERSION:
+            migrate(dataset, settings.to_json())
+            summary.migrated_from = version
         spill.sweep(Path(tempfile.gettempdir()))  # also when no unit runs (each unit sweeps as it starts)
         known = load_records(dataset.read_json("inputs.json"))
         found = scan(paths, known, settings.zones, settings.limits, progress, dataset=str(out))
@@ -114,7 +121,7 @@ def run_batch(
         if not any(not r.gone for r in found.files.values() for _ in r.sources):
             raise NoInputError("no trace files found in " + ", ".join(paths))
         summary.phases["inputs"] = time.perf_counter() - start
-        records = dataset.units()
+        records = adopt(dataset, dataset.units(), units)
         retired = [r for key, r in records.items() if key not in units]
         stale = [u for key, u in units.items() if key not in records or records[key].fingerprint != u.fingerprint()]
         writes = Counter[str]()
