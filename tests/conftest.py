@@ -78,6 +78,8 @@ def stop_while_writing(args: Sequence[str], target: Path, timeout_s: float = 120
             assert time.monotonic() < deadline, "the report was not written in time"
             time.sleep(0.001)
         proc.send_signal(signal.SIGSTOP)
+        while Path(f"/proc/{proc.pid}/stat").read_text().rpartition(")")[2].split()[0] not in "TZ":
+            time.sleep(0.001)  # until it is stopped indeed
         assert list(target.parent.glob(f".{target.name}.*.part")), "the report was complete before the signal"
         proc.send_signal(signal.SIGTERM)
         proc.send_signal(signal.SIGCONT)
