@@ -16,7 +16,7 @@ from dataclasses import replace
 import polars as pl
 
 from analyzer import alerts, links
-from analyzer.attribute import tie_warnings
+from analyzer.attribute import fast_sync_ms, tie_warnings
 from analyzer.awr import AwrReport, read_awr
 from analyzer.batches import LINKED, Batched, Matching, candidate_scores, match_links
 from analyzer.clock import estimate_offsets, one_way
@@ -47,6 +47,7 @@ __all__ = [
     "companions",
     "configurations",
     "discover",
+    "fast_sync_ms",
     "finish",
     "link_topology",
     "match_sides",
