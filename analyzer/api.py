@@ -1,6 +1,6 @@
 """The pipeline as one call, and its stages as public functions to call one by one.
 
-    discover -> read_file (read, parse, reduce; per file) -> link_topology (configurations and
+    discover -> read_files (read, parse, reduce: `analyzer.ingest`) -> link_topology (configurations and
     who sends to whom) -> match_sides (match and attribute link by link, in batches) -> finish
     (clock, one-way delays, LGWR warnings, --since/--until)
 
@@ -10,35 +10,31 @@ script or the batch engine can stop after any stage. Nothing here prints.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import replace
 
 import polars as pl
 
-from analyzer import alerts, links, parse
-from analyzer.attribute import tie_warnings
+from analyzer import alerts, links
+from analyzer.attribute import fast_sync_ms, tie_warnings
 from analyzer.awr import AwrReport, read_awr
 from analyzer.batches import Batched, Matching, candidate_scores, match_links
 from analyzer.clock import estimate_offsets, one_way
-from analyzer.errors import AnalyzerError, NoInputError
+from analyzer.errors import NoInputError
 from analyzer.gaps import find as find_gaps
 from analyzer.gaps import place as place_in_gaps
-from analyzer.identify import HEAD_LINES, file_identity, read_identity, session_values, with_content
+from analyzer.identify import read_identity
+from analyzer.ingest import read_file, read_files
 from analyzer.limits import Limits
 from analyzer.links import Topology
 from analyzer.oratcptest import BaselineRun, read_baseline
-from analyzer.read import ReadStats, read_lines
-from analyzer.reduce import reduce_file
 from analyzer.results import Analysis, FileResult, Options, ProgressHook, assume_common_zones
 from analyzer.schemas import LINKED, empty
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
-from analyzer.spill import IN_MEMORY, Spill, spill_directory
-from analyzer.transport import Destination, PlacementTally
-from analyzer.vocab import FileKind, Role
-from analyzer.zones import TimeZones
+from analyzer.spill import spill_directory
+from analyzer.transport import Destination
+from analyzer.vocab import Role
 
 __all__ = [
     "Analysis",
@@ -51,6 +47,7 @@ __all__ = [
     "companions",
     "configurations",
     "discover",
+    "fast_sync_ms",
     "finish",
     "link_topology",
     "match_sides",
@@ -59,56 +56,6 @@ __all__ = [
     "read_identity",
     "sides",
 ]
-
-
-def read_file(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> FileResult:
-    """Read, parse and reduce one source, chunk by chunk; reading errors keep the lines read before them.
-
-    The file's exchanges go to `spill` as they are found (a spill directory lives as long as
-    the analysis needs it: `analyze` removes it before returning).
-    """
-    stats, session, tally = ReadStats(), dict[str, str](), PlacementTally()
-    reduced, parsed = reduce_file(source.label, source.name, _chunks(source, stats, session, tally), zones, spill)
-    identity = file_identity(source.label, source.name, parsed.tables["header"], session)
-    return FileResult(
-        source, reduced, parsed, stats, with_content(identity, reduced.info, reduced.messages), tally.placement
-    )
-
-
-def _chunks(source: Source, stats: ReadStats, session: dict[str, str], tally: PlacementTally) -> Iterator[parse.Parsed]:
-    """The parsed chunks of a source; an error ends them (the chunks before it stand). On the way,
-    the first session block's values go to `session` and the RFS I/O waits are placed (`tally`).
-    An alert log's lines are parsed as such."""
-    in_header, first, alert = False, True, FileKind.of(source.name) is FileKind.ALERT_LOG
-    try:
-        with source.opener() as stream:
-            for lines in read_lines(stream, stats):
-                if first:
-                    session.update(session_values(lines["text"].head(HEAD_LINES)))
-                    first = False
-                part, in_header = parse.parse_chunk(lines, in_header, alert=alert)
-                tally.add(part.tables["messages"], part.tables["waits"])
-                yield part
-    except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
-        stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
-
-
-def read_files(
-    sources: Sequence[Source], zones: TimeZones, spill: Spill = IN_MEMORY, progress: ProgressHook | None = None
-) -> list[FileResult]:
-    """`read_file` for every source, in input order; polars releases the GIL, so files are read
-    and parsed in parallel threads (both cores), the biggest first so the threads finish together."""
-    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
-        order = sorted(sources, key=lambda s: -(s.stored_bytes or 0))
-        submitted = {id(source): pool.submit(read_file, source, zones, spill) for source in order}
-        files: list[FileResult] = []
-        for source in sources:
-            if progress:
-                progress(source.label, len(files), len(sources))
-            files.append(submitted[id(source)].result())
-        if progress:
-            progress("", len(files), len(sources))
-    return files
 
 
 def sides(files: list[FileResult]) -> tuple[Side, Side]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from analyzer.read import MAX_LINE_CHARS
 from analyzer.results import Analysis, FileResult
 from analyzer.schemas import INVENTORY
 from analyzer.vocab import Role
@@ -53,18 +54,23 @@ def _when(at: datetime | None, missing: str) -> str:
     return f"{at:%Y-%m-%d %H:%M:%S} UTC" if at is not None else missing
 
 
+#: why a trace goes on in another file, and why that file may be absent: the traces say neither
+SEGMENT_CAUSES = (
+    "a trace goes on in a new file when it reaches MAX_DUMP_FILE_SIZE or when its tracefile_identifier changes;"
+    " the segment may have been deleted, as 23ai deletes old ones, or not collected: the traces do not say which"
+)
+
+
 def _gap_findings(gaps: pl.DataFrame) -> list[str]:
     """One sentence per segment named by a marker and missing from the upload."""
     out = []
     for g in gaps.iter_rows(named=True):
-        who = (
-            " ".join(str(v) for v in (g["process"], "on", g["host"]) if v) if g["host"] else g["process"] or "a process"
-        )
+        who = (g["process"] or "a process") + (f" on {g['host']}" if g["host"] else "")
         between = f"between {_when(g['from_at'], 'its start')} and {_when(g['to_at'], 'the end of the upload')}"
         fell = f"; {g['messages']:,} message(s) without partner fall in it" if g["messages"] else ""
         out.append(
-            f"segment {g['missing']} of {who} is missing: writes {between} have no evidence from that host"
-            f" (a gap, as MAX_DUMP_FILE_SIZE leaves when it deletes old segments{fell})"
+            f"segment {g['missing']} of {who} is missing: writes {between} have no evidence from that host{fell}"
+            f" ({SEGMENT_CAUSES})"
         )
     return out
 
@@ -94,6 +100,18 @@ def _bad_byte_findings(files: list[FileResult]) -> list[str]:
         binary = bad == lines or bad > 0.5 * lines
         what = "it looks like binary data (compressed in a format dgtrace does not read?)" if binary else "replaced"
         out.append(f"{f.source.label}: {bad:,} of {lines:,} line(s) hold bytes that are not text: {what}")
+    return out
+
+
+def _repair_findings(files: list[FileResult]) -> list[str]:
+    """One sentence per file the reader repaired to read it (its coverage says the same in fields)."""
+    out = []
+    for f in files:
+        said = f.stats.repairs()
+        if f.stats.cut_lines:
+            said.append(f"{f.stats.cut_lines:,} line(s) longer than {MAX_LINE_CHARS:,} characters cut to that length")
+        if said:
+            out.append(f"{f.source.label}: {'; '.join(said)}")
     return out
 
 
@@ -134,6 +152,7 @@ def findings(a: Analysis) -> list[str]:
     out += _gap_findings(a.gaps)
     out += _trcsess_findings(a.files)
     out += _bad_byte_findings(a.files)
+    out += _repair_findings(a.files)
     out += [f"read stopped early: {f.source.label}: {f.stats.error}" for f in a.files if f.stats.error]
     lost = [s for s in a.skipped if s.partial]
     out += [f"not read: {s.label}: {s.reason}" for s in lost]

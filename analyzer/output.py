@@ -69,7 +69,8 @@ def _write_replacing(render: Callable[[TextIO], None], output: Path) -> None:
     render leaves no partial file."""
     folder = output.parent
     if not folder.is_dir():
-        raise OutputError(f"cannot write the report to {output}: the folder {folder} does not exist")
+        why = f"{folder} is not a folder" if folder.exists() else f"the folder {folder} does not exist"
+        raise OutputError(f"cannot write the report to {output}: {why}")
     try:
         handle, name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
     except OSError as err:

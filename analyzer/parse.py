@@ -11,9 +11,10 @@ with the reason. Lines of no family are `ignored`, counted by category.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -202,7 +203,9 @@ def line_families(lines: pl.DataFrame, in_header: bool) -> pl.DataFrame:
 _LITERAL = ("ignored:separator", g.Family.STAMPS.value, g.Family.WAIT.value, "ignored:10046", g.Family.TRANSPORT.value)
 
 
-def split_families(lines: pl.DataFrame, in_header: bool) -> tuple[dict[str, pl.DataFrame], bool]:
+def split_families(
+    lines: pl.DataFrame, in_header: bool, boundaries: pl.Series | None = None
+) -> tuple[dict[str, pl.DataFrame], bool]:
     """The rows of each family (keys: FAMILIES) in line order, and whether the chunk ends inside a header.
 
     The tests, by priority: a separator (four stars), `***`, `WAIT #`, other 10046 prefix (a WAIT
@@ -211,7 +214,8 @@ def split_families(lines: pl.DataFrame, in_header: bool) -> tuple[dict[str, pl.D
     writer prefix, header region. These literal tests sort the hot lines (stamps, WAIT and 10046
     lines, messages); the full order of tests only runs on the few rows they leave. A header region runs from a header
     start (`Trace file `, an `Oracle ... Release` banner) to the first blank or `***` line;
-    `in_header` says whether the previous chunk ended inside one.
+    `in_header` says whether the previous chunk ended inside one. `boundaries`: line numbers that no
+    line has, one before each file of several parsed together (`parse_files`): each ends a region.
     """
     text, f = pl.col("text"), pl.col("_f")
     # two passes: a WAIT-heavy chunk pays the regex of the 10046 prefixes only on the lines that are not WAIT lines
@@ -249,7 +253,12 @@ def split_families(lines: pl.DataFrame, in_header: bool) -> tuple[dict[str, pl.D
         groups["ignored:10046"] = groups["ignored:10046"].filter(~glued)
     rest = coded.filter(f == _UNSORTED).drop("_f").with_columns(_blank=_BLANK)
     ends = pl.concat(
-        [groups["ignored:separator"]["line"], groups[g.Family.STAMPS.value]["line"], rest.filter("_blank")["line"]]
+        [
+            groups["ignored:separator"]["line"],
+            groups[g.Family.STAMPS.value]["line"],
+            rest.filter("_blank")["line"],
+            *([] if boundaries is None else [boundaries.rename("line")]),
+        ]
     ).sort()
     starts = pl.concat([rows.filter(_HEADER_START)["line"] for rows in (groups[g.Family.TRANSPORT.value], rest)]).sort()
     rest = _with_header_region(rest, ends, starts, in_header).with_columns(family=_FULL_ORDER)
@@ -339,6 +348,63 @@ def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True, aler
     ignored = Counter(
         {name.removeprefix("ignored:"): rows.height for name, rows in groups.items() if name.startswith("ignored:")}
     )
+    tables, parsed = _parse_groups(groups, fast)
+    return Parsed(tables, +parsed, +ignored), end_in_header
+
+
+def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True) -> list[Parsed]:
+    """Several trace files, each whole in one chunk of numbered lines, parsed together: for each,
+    what `parse_chunk(chunk, False)` gives it, for about the fixed cost of one chunk.
+
+    A chunk costs a few hundred polars queries however few its lines, so an upload of thousands of
+    small traces pays them once per batch instead of once per file. The files' lines are numbered
+    on, a free number before each file (a header region ends there), and the tables are cut back
+    into files by line number; each file's line accounting is counted from the rows of its families.
+    """
+    if len(chunks) < 2:
+        return [parse_chunk(chunk, False, fast=fast)[0] for chunk in chunks]
+    sizes = pl.DataFrame(
+        {
+            "_off": list(itertools.accumulate((_last_line(c) + 1 for c in chunks[:-1]), initial=0)),
+            "_n": [c.height for c in chunks],
+        },
+        schema={"_off": pl.Int64, "_n": pl.Int64},
+    )
+    bounds = sizes["_off"]
+    shift = sizes.select(pl.col("_off").repeat_by("_n").explode()).to_series()
+    lines = pl.concat(chunks).with_columns(pl.col("line") + shift)
+    groups, _ = split_families(lines, False, bounds)
+    tables, _ = _parse_groups(groups, fast)
+    by_file = {name: _per_file(rows, bounds) for name, rows in tables.items()}
+    counts = _per_file(pl.concat([rows.select("line", group=pl.lit(name)) for name, rows in groups.items()]), bounds)
+    out = []
+    for k in range(len(chunks)):
+        own = {name: parts.get(k, empty(SCHEMAS[name])) for name, parts in by_file.items()}
+        group_rows = counts.get(k)
+        seen = Counter(dict(group_rows["group"].value_counts().iter_rows())) if group_rows is not None else Counter()
+        rejected = Counter(own["unparsed"]["family"].to_list())
+        parsed = Counter({name: n - rejected[name] for name, n in seen.items() if not name.startswith("ignored:")})
+        ignored = Counter({name.removeprefix("ignored:"): n for name, n in seen.items() if name.startswith("ignored:")})
+        out.append(Parsed(own, +parsed, +ignored))
+    return out
+
+
+def _last_line(chunk: pl.DataFrame) -> int:
+    last = chunk["line"].max()
+    return int(last) if isinstance(last, int) else 0
+
+
+def _per_file(rows: pl.DataFrame, bounds: pl.Series) -> dict[int, pl.DataFrame]:
+    """Rows of files parsed together, by file (its index), with their own line numbers again."""
+    if not rows.height:
+        return {}
+    at = bounds.search_sorted(rows["line"], side="left") - 1
+    cut = rows.with_columns(line=pl.col("line") - bounds.gather(at), _file=at)
+    return {k: part for (k,), part in cut.partition_by("_file", as_dict=True, include_key=False).items()}
+
+
+def _parse_groups(groups: dict[str, pl.DataFrame], fast: bool) -> tuple[dict[str, pl.DataFrame], Counter[str]]:
+    """The parse tables of a chunk's lines sorted into families, and the parsed lines per family."""
     quick: dict[str, list[pl.DataFrame]] = {name: [] for name in TABLES}
     parsed: Counter[str] = Counter()
     slow = []
@@ -358,4 +424,4 @@ def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True, aler
             continue
         rows = pl.concat(parts).sort("line") if len(parts) > 1 else parts[0]
         tables[name] = pl.concat([rows, tables[name]]).sort("line") if tables[name].height else rows
-    return Parsed(tables, +parsed, +ignored), end_in_header
+    return tables, parsed

@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import api, insights, parse
+from analyzer import api, ingest, insights, parse
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import FileReducer
 from analyzer.report import machine
@@ -36,7 +36,8 @@ from analyzer.report import machine
 #: (module, functions) wrapped, in pipeline order
 STAGES: list[tuple[ModuleType, list[str]]] = [
     # not `api._sorted`: a wrapper holds its argument, the unsorted table, while the sorted one is built
-    (api, ["read_file", "match_sides", "finish", "estimate_offsets", "one_way", "tie_warnings"]),
+    (ingest, ["read_file", "read_small"]),
+    (api, ["match_sides", "finish", "estimate_offsets", "one_way", "tie_warnings"]),
     (api, ["analyze_files"]),
     (machine, ["summary", "write_json_array"]),
     (insights, ["per_minute"]),

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 import os
+import signal
+import subprocess
+import sys
+import time
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -66,3 +70,30 @@ def one_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.batch.helpers import make_share
 
     return make_share(tmp_path_factory.mktemp("one-day") / "share", configs=2, days=1, writes=40)
+
+
+def stop_while_writing(args: Sequence[str], target: Path, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
+    """`dgtrace ARGS` in a subprocess, stopped by SIGTERM while it writes the report to `target`:
+    frozen (SIGSTOP) as soon as its temporary `.<name>.*.part` file appears, checked to be there
+    still, then sent SIGTERM and let go (SIGCONT)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "analyzer", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + timeout_s
+    try:
+        while not list(target.parent.glob(f".{target.name}.*.part")):
+            assert proc.poll() is None, ("ended before writing the report", proc.communicate())
+            assert time.monotonic() < deadline, "the report was not written in time"
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGSTOP)
+        while Path(f"/proc/{proc.pid}/stat").read_text().rpartition(")")[2].split()[0] not in "TZ":
+            time.sleep(0.001)  # until it is stopped indeed
+        assert list(target.parent.glob(f".{target.name}.*.part")), "the report was complete before the signal"
+        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGCONT)
+        out, err = proc.communicate(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

@@ -303,14 +303,31 @@ def test_output_naming_a_directory(tmp_path: Path) -> None:
     assert result.stderr == f"dgtrace: error: cannot write the report to {tmp_path}: it is a directory\n"
 
 
-def test_output_into_a_read_only_directory(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root writes into read-only directories")
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    folder.chmod(0o555)
-    result = invoke(["analyze", PAPER, "-o", str(folder / "r.txt")], code=ExitCode.OUTPUT)
-    assert "Permission denied" in result.stderr
+def test_output_into_a_folder_that_takes_no_new_file(tmp_path: Path) -> None:
+    """A read-only folder; root writes into those, but not into /sys, whose folders take no new file
+    (EACCES, or EROFS where it is mounted read-only, as in most containers)."""
+    if os.geteuid() != 0:
+        folder, reasons = tmp_path / "ro", ["Permission denied"]
+        folder.mkdir()
+        folder.chmod(0o555)
+    elif Path("/sys/kernel").is_dir():
+        folder, reasons = Path("/sys"), ["Permission denied", "Read-only file system"]
+    else:
+        pytest.skip("no sysfs here")
+    target = folder / "dgtrace-report.txt"
+    result = invoke(["analyze", PAPER, "-o", str(target)], code=ExitCode.OUTPUT)
+    assert result.stderr in [f"dgtrace: error: cannot write the report to {target}: {why}\n" for why in reasons]
+    assert not target.exists()
+
+
+def test_output_under_a_regular_file(tmp_path: Path) -> None:
+    """No one, root included, creates a file under a regular file: said as it is."""
+    (tmp_path / "notes.txt").write_text("a file")
+    target = tmp_path / "notes.txt" / "r.txt"
+    result = invoke(["analyze", PAPER, "-o", str(target)], code=ExitCode.OUTPUT)
+    expected = f"dgtrace: error: cannot write the report to {target}: {tmp_path / 'notes.txt'} is not a folder\n"
+    assert result.stderr == expected
+    assert (tmp_path / "notes.txt").read_text() == "a file"
 
 
 def test_a_full_disk_keeps_the_earlier_report_and_leaves_no_partial_file(

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from analyzer import api, fastpath, parse
+from analyzer import fastpath, parse
 from analyzer import grammar as g
 from analyzer.api import Options, analyze
 from analyzer.grammar import LGWR_PREFIXES, MESSAGE_PREFIXES
@@ -294,7 +294,8 @@ def test_simulated_writes_are_the_same_either_way(
     simulate(tmp_path / "set", SimOptions(scenario="mixed", format_version=generation, writes=150, noise=0.3, seed=4))
     options = Options(zones=TimeZones(default_min=0))
     quick = analyze([str(tmp_path / "set")], options)
-    monkeypatch.setattr(api.parse, "parse_chunk", functools.partial(parse.parse_chunk, fast=False))
+    monkeypatch.setattr(parse, "parse_chunk", functools.partial(parse.parse_chunk, fast=False))
+    monkeypatch.setattr(parse, "parse_files", functools.partial(parse.parse_files, fast=False))
     spec = analyze([str(tmp_path / "set")], options)
     assert quick.writes.height == 300
     assert_frame_equal(quick.writes, spec.writes)

@@ -80,3 +80,18 @@ def test_a_missing_first_segment_is_a_gap_from_the_start() -> None:
     later += primary_lines([(2, "2024-01-01 00:00:01.100000", "2024-01-01 00:00:01.103000")])
     gap = analyze_files([read_trace(later, "db1_nss2_7_4.trc")], [], Options()).gaps.row(0, named=True)
     assert (gap["missing"], gap["from_at"], gap["after_file"]) == ("db1_nss2_7_3.trc", None, "db1_nss2_7_4.trc")
+
+
+def test_the_gap_finding_names_an_unknown_process_and_asserts_no_cause() -> None:
+    """A file of a process nothing names (no 16410 message, no process in its name) that continues
+    in a file nobody collected: "a process on <host>", and both ways a trace goes on in a new file
+    are named, without claiming either."""
+    head = ["Trace file /u01/app/oracle/diag/rdbms/db/db1/trace/odd.trc", "Node name:\tprim01"]
+    odd = [*head, krs("2024-01-01 00:00:00.100000"), CONTINUES.format(name="odd_1.trc")]
+    nss = primary_lines([(1, "2024-01-01 00:00:00.100000", "2024-01-01 00:00:00.103000")])
+    analysis = analyze_files([read_trace(odd, "odd.trc"), read_trace(nss, "db1_nss2_7.trc")], [], Options())
+    [words] = [f for f in inventory.findings(analysis) if f.startswith("segment ")]
+    assert words.startswith("segment odd_1.trc of a process on prim01 is missing: writes between 2024-01-01 00:00:00")
+    assert " of on " not in words
+    assert "MAX_DUMP_FILE_SIZE" in words and "tracefile_identifier changes" in words
+    assert "the traces do not say which" in words and "as MAX_DUMP_FILE_SIZE leaves" not in words

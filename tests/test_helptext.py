@@ -20,7 +20,9 @@ def test_global_options_anywhere() -> None:
     assert debug.exit_code != 0 and isinstance(debug.exception, Exception)
 
 
-@pytest.mark.parametrize("command", [[], ["analyze"], ["inventory"], ["simulate"], ["simulate-share"]])
+@pytest.mark.parametrize(
+    "command", [[], ["analyze"], ["inventory"], ["simulate"], ["simulate-share"], ["batch"], ["report"]]
+)
 def test_help_names_values_not_types_and_gives_examples(command: list[str]) -> None:
     out = CliRunner(env={"COLUMNS": "80"}).invoke(app, [*command, "--help"]).stdout
     for internal in ("<list[str]>", "range>", "[x>=", "<bool>", "<str>", "<float>", "<int>", "<path>"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import signal
 from pathlib import Path
 from typing import TextIO
 
@@ -10,6 +11,9 @@ import pytest
 
 from analyzer.errors import ExitCode, OutputError
 from analyzer.output import os_errno, write_report
+from analyzer.simulate.options import SimOptions
+from analyzer.simulate.runner import simulate
+from tests.conftest import stop_while_writing
 
 
 def test_os_errors_in_words_keep_their_number() -> None:
@@ -49,3 +53,15 @@ def test_a_closed_pipe_is_passed_on_as_it_is(tmp_path: Path) -> None:
     with pytest.raises(BrokenPipeError):
         write_report(render, tmp_path / "r.txt")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_while_the_report_is_written_keeps_the_earlier_one(tmp_path: Path) -> None:
+    """The HTML report of 6,000 writes takes a second or two to write: SIGTERM then removes the
+    temporary file and leaves the earlier report as it was (exit 143, one line)."""
+    simulate(tmp_path / "set", SimOptions(writes=3000, seed=2))
+    target = tmp_path / "out" / "report.html"
+    target.parent.mkdir()
+    target.write_text("earlier report")
+    done = stop_while_writing(["analyze", str(tmp_path / "set"), "--format", "html", "-o", str(target)], target)
+    assert (done.returncode, done.stderr) == (128 + signal.SIGTERM, "dgtrace: stopped by SIGTERM\n")
+    assert target.read_text() == "earlier report" and sorted(target.parent.iterdir()) == [target]

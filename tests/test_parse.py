@@ -2,21 +2,47 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 from analyzer.grammar import LGWR_PREFIXES
 from analyzer.parse import (
     FAMILIES,
     OTHER_10046_PREFIXES,
+    TABLES,
+    Parsed,
     line_families,
     merge,
     parse_chunk,
+    parse_files,
     split_families,
 )
 from tests.conftest import lines_frame
-from tests.strategies import reference_families
+from tests.strategies import message_lines, reference_families, stamp_lines, wait_lines
+
+#: lines of every family, header lines and junk (a header region may run into the next file)
+TRACE_LINES = st.one_of(
+    message_lines(),
+    stamp_lines(),
+    wait_lines(),
+    st.sampled_from(
+        [
+            "Trace file /u01/diag/rdbms/db/db1/trace/db1_rfs_7.trc",
+            "Oracle Database 19c Enterprise Edition Release 19.0.0.0.0 - Production",
+            "Node name:\tstby01",
+            "Instance name: db1",
+            "",
+            "PARSE #1:c=0",
+            "Warning: log write elapsed time 163ms, size 18KB",
+            "**********",
+        ]
+    ),
+    st.text(max_size=30).map(lambda text: text.replace("\n", " ").replace("\r", " ")),
+)
 
 
 @settings(max_examples=100, deadline=None)
@@ -125,3 +151,52 @@ def test_classification_follows_the_priority_order(texts: list[str], in_header: 
     expected, expected_end = reference_families(texts, in_header)
     assert [FAMILIES[c] for c in line_families(frame, in_header)["family"].to_list()] == expected
     assert split_families(frame, in_header)[1] == expected_end
+
+
+def _equal(single: Parsed, batched: Parsed) -> None:
+    for name in TABLES:
+        assert_frame_equal(batched.tables[name], single.tables[name])
+    assert (batched.parsed, batched.ignored) == (single.parsed, single.ignored)
+
+
+SAMPLE_TRACES = sorted(Path(__file__).resolve().parent.parent.joinpath("samples").rglob("*.trc"))
+
+
+def test_files_parsed_together_give_what_each_gives_alone() -> None:
+    chunks = [lines_frame(path.read_text().removesuffix("\n")) for path in SAMPLE_TRACES]
+    assert len(chunks) == 6
+    for path, single, batched in zip(SAMPLE_TRACES, chunks, parse_files(chunks), strict=True):
+        _equal(parse_chunk(single, in_header=False)[0], batched)
+        assert batched.lines == single.height, path.name
+
+
+def test_a_header_region_ends_where_the_next_file_starts() -> None:
+    """A file that ends inside its header (no blank or `***` line after it) does not make the next file's
+    first lines header lines; rejected and ignored lines are counted in their own file."""
+    ends_in_header = lines_frame(
+        "Trace file /u01/diag/rdbms/db/db1/trace/db1_rfs_7.trc\n"
+        "Oracle Database 19c Enterprise Edition Release 19.0.0.0.0 - Production\nNode name:\tstby01"
+    )
+    plain = lines_frame(
+        "Node name: not a header here\n"
+        "WAIT #0: nam='RFS write' ela= 12 tim=x\n"
+        "\n*** 2024-01-01T00:00:00.000001+00:00\nTrace file /u01/diag/rdbms/db/db1/trace/db1_rfs_8.trc"
+    )
+    empty_file = lines_frame("")
+    chunks = [ends_in_header, plain, empty_file, ends_in_header]
+    batched = parse_files(chunks)
+    for single, part in zip(chunks, batched, strict=True):
+        _equal(parse_chunk(single, in_header=False)[0], part)
+    assert batched[1].tables["header"]["line"].to_list() == [5]
+    assert batched[1].ignored["other"] == 1
+    assert batched[1].unparsed == 1 and batched[1].tables["unparsed"]["line"].to_list() == [2]
+    assert batched[0].tables["header"].height == batched[3].tables["header"].height == 3
+    assert batched[2].lines == 1 and batched[2].ignored["blank"] == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(TRACE_LINES, max_size=12), min_size=2, max_size=5))
+def test_any_files_parsed_together_give_what_each_gives_alone(files: list[list[str]]) -> None:
+    chunks = [lines_frame("\n".join(lines)) for lines in files]
+    for single, part in zip(chunks, parse_files(chunks), strict=True):
+        _equal(parse_chunk(single, in_header=False)[0], part)

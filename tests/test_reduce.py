@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api, read
+from analyzer import ingest, read
 from analyzer.api import Options, analyze
 from analyzer.parse import parse_chunk
 from analyzer.reduce import associate
@@ -143,7 +143,7 @@ def test_small_chunks_give_the_same_writes(
     simulate(tmp_path / "set", SimOptions(format_version=generation, writes=300, scenario="mixed", seed=5))
     options = Options(zones=TimeZones(default_min=0))
     whole = analyze([str(tmp_path / "set")], options)
-    monkeypatch.setattr(api, "read_lines", functools.partial(read.read_lines, chunk_bytes=4096))
+    monkeypatch.setattr(ingest, "read_lines", functools.partial(read.read_lines, chunk_bytes=4096))
     if cut_anywhere:
         monkeypatch.setattr(read, "OPENING_LINES", ())
     chunked = analyze([str(tmp_path / "set")], options)

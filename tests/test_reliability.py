@@ -13,6 +13,7 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tarfile
@@ -145,6 +146,26 @@ def test_fifos_without_writer_do_not_block(good: Path, good_matched: int, tmp_pa
     assert read_errors(doc)[str(tmp_path / "named")].endswith("no data came within 2 s (--max-seconds-per-input)")
 
 
+def test_sockets_are_skipped_with_the_reason(good: Path, good_matched: int, tmp_path: Path) -> None:
+    """A listening Unix socket inside a folder (named as a trace) and one named on the command line:
+    both skipped with the reason, also with --read-special; the good set is read as ever."""
+    folder = tmp_path / "share"
+    folder.mkdir()
+    named = tmp_path / "named.sock"
+    with socket.socket(socket.AF_UNIX) as inside, socket.socket(socket.AF_UNIX) as alone:
+        inside.bind(str(folder / "listener.trc"))
+        alone.bind(str(named))
+        inside.listen()
+        alone.listen()
+        for extra in ([], ["--read-special"]):
+            doc = check(dgtrace([str(good), str(folder), str(named), *extra], tmp_path), 0, good_matched)
+            assert skipped(doc) == {
+                f"{folder}/listener.trc": "socket: not read in a folder walk",
+                str(named): "socket: nothing to read as a file",
+                **{f"{good}/{name}": NOT_TRACE for name in ("scenario.json", "truth.csv")},
+            }
+
+
 @pytest.mark.parametrize("leaf", [b"\x00", b"x" * 127 + b"\n"], ids=["zeros", "text"])
 def test_a_nesting_bomb_stops_for_the_whole_input(good: Path, good_matched: int, tmp_path: Path, leaf: bytes) -> None:
     """42.zip's shape (4 levels of 16 zips, 65,536 leaves; here 1 MiB leaves, 64 GiB in all):
@@ -168,6 +189,17 @@ def test_archive_listing_is_linear_in_members(good: Path, good_matched: int, tmp
         assert len(duplicates) == members - 1
         seconds[members] = result.seconds
     assert seconds[20_000] < 30 * seconds[2_000], seconds
+
+
+@pytest.mark.slow  # each distinct member costs ~20-30 ms of parsing: ~10-20 s on a loaded machine
+def test_a_zip_of_hundreds_of_distinct_members_is_read_in_time(good: Path, good_matched: int, tmp_path: Path) -> None:
+    """300 small traces, each with a line of its own (no copies to read once): every member read as
+    a file, within the timeout and the memory bound, the good set's writes all kept."""
+    upload = many_members_zip(tmp_path / "distinct.zip", members=300, distinct=True)
+    doc = check(dgtrace([str(good), str(upload)], tmp_path), 0, good_matched)
+    members = [f for f in doc["files"] if f["file"].startswith(f"{upload}!")]
+    assert len(members) == 300 and not any(f["skipped"] for f in members)
+    assert len([row for row in doc["coverage"] if row["file"].startswith(f"{upload}!")]) == 300
 
 
 def test_globs_through_link_loops_and_over_the_root_end(good: Path, good_matched: int, tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 Percentiles are those of the analysis summary (`analyzer.summary.component_stats`: an observed
 value, never an interpolated one), so a day's p99 is the p99 `dgtrace analyze` reports for the
 same writes. Time shares are each component's part of the summed total of the matched writes (and
-of the matched slow writes); verdict counts are over the matched writes.
+of the matched slow writes); verdict counts are over the matched writes. The Fast Sync what-if
+(`fastsync_p99_ms`, `fastsync_slow_writes`) is over the writes seen on both sides, as in the
+analyze report's "What if".
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def daily_row(
     }
     for stat in component_stats(writes).iter_rows(named=True):
         row.update({f"{stat['component']}_{s}_ms": stat[s] for s in DAILY_STATS})
+    row.update(fast_sync_row(matched, threshold_ms))
     for prefix, chosen in (("", matched), ("slow_", slow)):
         total = float(chosen["total_ms"].sum()) if chosen.height else 0.0
         verdicts = dict(chosen.group_by("verdict").len().iter_rows()) if chosen.height else {}
@@ -43,6 +46,14 @@ def daily_row(
             row[f"{prefix}{c}_share"] = float(chosen[c.column].sum()) / total if total else None
             row[f"{prefix}{c}_verdicts"] = int(verdicts.get(str(c), 0))
     return row
+
+
+def fast_sync_row(matched: pl.DataFrame, threshold_ms: float) -> dict[str, object]:
+    """p99 and slow writes of the matched writes with Fast Sync (`fastsync_ms`; a p99 as `analyzer.compare`
+    computes it: the observed value at index round(0.99 x (n - 1)))."""
+    fast = matched["fastsync_ms"].drop_nulls()
+    p99 = fast.quantile(0.99, "nearest") if fast.len() else None
+    return {"fastsync_p99_ms": p99, "fastsync_slow_writes": int((fast >= threshold_ms).sum())}
 
 
 def daily_table(

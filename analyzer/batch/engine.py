@@ -112,6 +112,8 @@ def _pool(units: Sequence[Unit], workers: int) -> Iterator[Outcome]:
         pool.shutdown(wait=not pending, cancel_futures=True)
         for process in processes:
             process.terminate()
+        for process in processes:  # gone and collected: the sweep at the end of the run takes their spill directories
+            process.join(5.0)
 
 
 def watch_parent(parent: int, every_s: float = 1.0) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from analyzer.batch.plan import SkippedInput, skipped_input
 from analyzer.batch.probe import ProbeError, SourceInfo, file_of, probe, stat_key
-from analyzer.batch.schemas import SCHEMA_VERSION
+from analyzer.batch.schemas import MIGRATES_FROM, SCHEMA_VERSION
 from analyzer.limits import Limits
 from analyzer.sources import Skipped, Source, discover
 from analyzer.zones import TimeZones
@@ -86,8 +86,9 @@ class Scan:
 
 
 def load_records(document: Any) -> dict[str, FileRecord]:
-    """The file records of inputs.json (none when there is none yet)."""
-    if not isinstance(document, dict) or document.get("schema_version") != SCHEMA_VERSION:
+    """The file records of inputs.json (none when there is none yet); its layout has not changed since
+    the versions a dataset is migrated from."""
+    if not isinstance(document, dict) or document.get("schema_version") not in (SCHEMA_VERSION, *MIGRATES_FROM):
         return {}
     return {path: FileRecord.from_json(data) for path, data in document.get("files", {}).items()}
 

@@ -109,10 +109,10 @@ class Unit:
         """Its file name inside a partition (the configuration, made safe for any file system)."""
         return safe_name(self.configuration)
 
-    def fingerprint(self) -> str:
-        """Digest of everything the unit's rows depend on."""
+    def fingerprint(self, schema_version: int = SCHEMA_VERSION) -> str:
+        """Digest of everything the unit's rows depend on (as a dataset of that version recorded it)."""
         document = {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": schema_version,
             "configuration": self.configuration,
             "primary_db": self.primary_db,
             "standby_dbs": list(self.standby_dbs),

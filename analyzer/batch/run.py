@@ -1,6 +1,7 @@
 """`dgtrace batch`: bring a dataset up to date with its inputs, and say what was done.
 
-    lock -> sweep what a killed run left -> compare the inputs with the manifest (probe what is new
+    lock -> sweep what a killed run left (in the dataset, and the spill directories of dead runs in
+    the temporary folder) -> compare the inputs with the manifest (probe what is new
     or changed) -> plan the units -> retire the units the plan no longer has -> run the units whose
     fingerprint changed, on the engine -> put each one's rows in place, then record it
 
@@ -10,6 +11,7 @@ A second run over the same inputs finds every unit's fingerprint recorded and do
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -18,9 +20,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from analyzer import spill
 from analyzer.batch.configs import Grouping, by_identity
 from analyzer.batch.engine import EngineSpec, run_units
 from analyzer.batch.inputs import ProgressHook, load_records, scan
+from analyzer.batch.migrate import adopt, migrate
 from analyzer.batch.plan import Settings, Unit, plan_units
 from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.batch.store import Dataset
@@ -42,6 +46,8 @@ class RunSummary:
     failed: list[dict[str, str]] = field(default_factory=list)
     writes: dict[str, int] = field(default_factory=dict)
     swept_files: int = 0
+    #: the schema version the dataset was brought from in place (None: it had this one, or was new)
+    migrated_from: int | None = None
     seconds: float = 0.0
     #: seconds spent comparing and probing the inputs, and running and writing the units
     phases: dict[str, float] = field(default_factory=dict)
@@ -64,6 +70,7 @@ class RunSummary:
             "failed": self.failed,
             "writes": self.writes,
             "swept_files": self.swept_files,
+            "migrated_from": self.migrated_from,
             "seconds": round(self.seconds, 3),
             "phases": {k: round(v, 3) for k, v in self.phases.items()},
             "exit_code": int(self.exit_code),
@@ -92,8 +99,12 @@ def run_batch(
     dataset = Dataset(out)
     summary = RunSummary(str(out), engine.describe())
     with dataset.locked(), stop_on_signals(), _clean_up(dataset):
-        dataset.check_version()
+        version = dataset.check_version(migrating=True)
         summary.swept_files = dataset.sweep()
+        if version is not None and version != SCHEMA_VERSION:
+            migrate(dataset, settings.to_json())
+            summary.migrated_from = version
+        spill.sweep(Path(tempfile.gettempdir()))  # also when no unit runs (each unit sweeps as it starts)
         known = load_records(dataset.read_json("inputs.json"))
         found = scan(paths, known, settings.zones, settings.limits, progress, dataset=str(out))
         manifest = found.manifest()
@@ -110,7 +121,7 @@ def run_batch(
         if not any(not r.gone for r in found.files.values() for _ in r.sources):
             raise NoInputError("no trace files found in " + ", ".join(paths))
         summary.phases["inputs"] = time.perf_counter() - start
-        records = dataset.units()
+        records = adopt(dataset, dataset.units(), units)
         retired = [r for key, r in records.items() if key not in units]
         stale = [u for key, u in units.items() if key not in records or records[key].fingerprint != u.fingerprint()]
         writes = Counter[str]()
@@ -159,8 +170,10 @@ def _commit(dataset: Dataset, unit: Unit, result: UnitOutput) -> None:
 
 @contextlib.contextmanager
 def _clean_up(dataset: Dataset) -> Iterator[None]:
-    """This run's temporary files go, however it ends."""
+    """This run's temporary files go, however it ends: its files being written into the dataset, and
+    the spill directories of its workers if they were stopped in the middle of a unit."""
     try:
         yield
     finally:
         dataset.remove_temporary(mine_only=True)
+        spill.sweep(Path(tempfile.gettempdir()))

@@ -13,9 +13,12 @@ import polars as pl
 from analyzer.schemas import CLOCK, UNMATCHED, UTC, WARNINGS, WRITES, schema
 from analyzer.vocab import MEASURES
 
-#: bumped on any change of a table's columns or of their meaning; a dataset written with another
-#: version is refused (write a new one with `--out`)
-SCHEMA_VERSION = 1
+#: bumped on any change of a table's columns or of their meaning; a dataset of a version in
+#: `MIGRATES_FROM` is brought to this one in place by the next `dgtrace batch` (`analyzer.batch.migrate`),
+#: one of any other version is refused (write a new one with `--out`)
+SCHEMA_VERSION = 2
+#: 1 -> 2: `fastsync_ms` in writes and shipments, `fastsync_p99_ms` and `fastsync_slow_writes` in daily
+MIGRATES_FROM = (1,)
 
 #: the hive partition columns, outermost first
 PARTITIONS = ("primary_db", "day")
@@ -32,9 +35,9 @@ def _stored(columns: pl.Schema, **extra: pl.DataType | type[pl.DataType]) -> pl.
     return pl.Schema(stored)
 
 
-#: one row per remote write: the writes contract (`--format csv`) and the configuration's databases
-#: (without `fastsync_ms`, a what-if the report computes from the stored columns: the layout stays version 1)
-WRITES_FILE = _stored(pl.Schema({n: t for n, t in WRITES.items() if n != "fastsync_ms"}), standby_db=pl.String)
+#: one row per remote write: the writes contract (`--format csv`, `fastsync_ms` included) and the
+#: configuration's databases
+WRITES_FILE = _stored(WRITES, standby_db=pl.String)
 #: messages that found no partner (the `unmatched` of `--format json`)
 UNMATCHED_FILE = _stored(UNMATCHED, standby_db=pl.String)
 #: LGWR long-write warnings tied to the remote writes they cover
@@ -91,6 +94,9 @@ DAILY_FILE = schema(
     slow_network_verdicts=pl.Int64,
     slow_rfs_io_verdicts=pl.Int64,
     slow_rfs_other_verdicts=pl.Int64,
+    # the Fast Sync what-if of the writes seen on both sides (`fastsync_ms`, as `dgtrace analyze` has it)
+    fastsync_p99_ms=pl.Float64,
+    fastsync_slow_writes=pl.Int64,
 )
 
 #: the stored columns of each table, by its directory name
@@ -119,6 +125,8 @@ TREND = schema(
     total_p50_ms=pl.Float64,
     total_p99_ms=pl.Float64,
     total_max_ms=pl.Float64,
+    fastsync_p99_ms=pl.Float64,
+    fastsync_slow_writes=pl.Int64,
     network_share=pl.Float64,
     rfs_io_share=pl.Float64,
     rfs_other_share=pl.Float64,

@@ -31,7 +31,7 @@ from typing import Any
 import polars as pl
 
 from analyzer.batch.plan import safe_name
-from analyzer.batch.schemas import FILE_SCHEMAS, PARTITIONS, SCHEMA_VERSION, TABLES
+from analyzer.batch.schemas import FILE_SCHEMAS, MIGRATES_FROM, PARTITIONS, SCHEMA_VERSION, TABLES
 from analyzer.errors import AnalyzerError, ExitCode, UsageError
 
 META = "_dgtrace"
@@ -167,18 +167,31 @@ class Dataset:
         path = self.meta / name
         return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
-    def check_version(self) -> None:
-        """Refuse a dataset written with another layout.
+    def check_version(self, *, migrating: bool = False) -> int | None:
+        """The dataset's schema version (None for a new dataset), when this dgtrace can use it: its
+        own, or (`migrating`: `dgtrace batch`, which brings it up to date) one of `MIGRATES_FROM`.
 
         Raises:
-            UsageError: the dataset's schema version is not this dgtrace's.
+            UsageError: a dataset of another version (the message says what to do).
         """
         described = self.read_json("dataset.json")
-        if described is not None and described.get("schema_version") != SCHEMA_VERSION:
+        if described is None:
+            return None
+        found = described.get("schema_version")
+        if found == SCHEMA_VERSION:
+            return SCHEMA_VERSION
+        if found in MIGRATES_FROM:
+            if migrating:
+                return int(found)
             raise UsageError(
-                f"{self.root} holds a dataset of schema version {described.get('schema_version')}; this dgtrace "
-                f"writes version {SCHEMA_VERSION}: write a new dataset with another --out"
+                f"{self.root} holds a dataset of schema version {found}; this dgtrace reads version {SCHEMA_VERSION}:"
+                f" run dgtrace batch on it once (with its inputs, --out {self.root}) to bring it to version"
+                f" {SCHEMA_VERSION} in place: its rows are kept, and inputs it has read are not read again"
             )
+        raise UsageError(
+            f"{self.root} holds a dataset of schema version {found}; this dgtrace "
+            f"writes version {SCHEMA_VERSION}: write a new dataset with another --out"
+        )
 
     def describe(self, settings: dict[str, Any]) -> None:
         """dataset.json: the layout and the settings (rewritten only when they change)."""
@@ -257,15 +270,23 @@ class Dataset:
             rows[table] = frame.height
             for (db, day), part in _partitions(frame, home):
                 target = self.root / table / _partition_dir(db, day) / f"{name}.parquet"
-                stored = part.select(FILE_SCHEMAS[table].names())
-                metadata = {"dgtrace.schema_version": str(SCHEMA_VERSION), "dgtrace.table": table}
-                self.write_atomic(target, functools.partial(_write_parquet, stored, metadata))
+                self.put_file(target, table, part)
                 outputs.append(target.relative_to(self.root).as_posix())
         for stale in set(old.outputs if old else ()) - set(outputs):
             (self.root / stale).unlink(missing_ok=True)
         record = UnitRecord(key, fingerprint, tuple(outputs), rows, tuple(inputs), datetime.now(UTC).isoformat())
-        self.write_json(self._record_path(key), record.to_json())
+        self.put_record(record)
         return record
+
+    def put_file(self, target: Path, table: str, frame: pl.DataFrame) -> None:
+        """Write one partition file of `table` (its stored columns, this version in its metadata) atomically."""
+        stored = frame.select(FILE_SCHEMAS[table].names())
+        metadata = {"dgtrace.schema_version": str(SCHEMA_VERSION), "dgtrace.table": table}
+        self.write_atomic(target, functools.partial(_write_parquet, stored, metadata))
+
+    def put_record(self, record: UnitRecord) -> None:
+        """Write a unit's record (atomically): its files are in place."""
+        self.write_json(self._record_path(record.key), record.to_json())
 
     def retire(self, record: UnitRecord) -> None:
         """Remove a unit that the plan no longer has: its record first, then its files."""

@@ -1,17 +1,17 @@
 """Run one unit of work: read a configuration's sources of one day and return its rows.
 
 A pure function of its `Unit` (inputs, configuration, settings): it writes nothing but temporary
-spill files, so any engine may run it on any worker that can read the inputs, and run it again
-after a crash. The tables it returns carry their partition columns (`primary_db`, `day`).
+spill files (in a spill directory of `analyzer.spill`, owned by the worker's process: removed at the
+end, and swept by any later run of dgtrace once that process is gone), so any engine may run it on
+any worker that can read the inputs, and run it again after a crash. The tables it returns carry
+their partition columns (`primary_db`, `day`).
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
 
 import polars as pl
 
@@ -24,7 +24,7 @@ from analyzer.batch.schemas import CLOCK_FILE, FILES_FILE, UNMATCHED_FILE, WARNI
 from analyzer.errors import AnalyzerError
 from analyzer.schemas import CLOCK, UNMATCHED, WARNINGS, WRITES, empty
 from analyzer.sources import Source
-from analyzer.spill import Spill
+from analyzer.spill import spill_directory
 from analyzer.vocab import Role
 
 GONE = "the file is no longer where the manifest recorded it: not read"
@@ -48,8 +48,8 @@ def run_unit(unit: Unit) -> UnitOutput:
     day = date.fromisoformat(unit.day)
     options = unit.settings.options(day)
     sources, gone = _sources(unit)
-    with tempfile.TemporaryDirectory(prefix="dgtrace-unit-") as spill:
-        files = read_files(sources, options.zones, Spill(Path(spill))) if sources else []
+    with spill_directory() as spill:
+        files = read_files(sources, options.zones, spill) if sources else []
         analysis = analyze_files(files, [], options) if files else None
     writes = analysis.writes if analysis else empty(WRITES)
     shipments = analysis.shipments if analysis else empty(WRITES)

@@ -17,33 +17,58 @@ from analyzer.cli.base import app, err, guard, progress
 from analyzer.cli.trace import InventoryFormat
 from analyzer.errors import ExitCode, Interrupted, UsageError
 from analyzer.helptext import Command
+from analyzer.output import write_report
 from analyzer.report.batch_view import render_summary_json, render_summary_text
 from analyzer.report.trend import TREND_RENDERERS, TrendFormat, TrendReport
 from analyzer.units import parse_clock_offsets, parse_size
 from analyzer.zones import parse_zones
 
+BATCH_EXAMPLES = """Examples:
 
-@app.command("batch", cls=Command)
+  dgtrace batch /share/traces --out /data/dg-dataset
+
+  dgtrace batch '/share/traces/*/2024-12-*' --out /data/dg-dataset --tz -07:00 --workers 4
+
+  dgtrace batch /share/traces --out /data/dg-dataset --engine dask --scheduler tcp://sched01:8786 --format json"""
+
+
+@app.command("batch", cls=Command, epilog=BATCH_EXAMPLES)
 def batch_command(
-    paths: Annotated[list[str], typer.Argument(help="Archived trace files, directories (an archive share) or globs.")],
-    out: Annotated[Path, typer.Option("--out", help="The dataset directory (created, or brought up to date).")],
+    paths: Annotated[
+        list[str],
+        typer.Argument(metavar="PATH...", help="Archived trace files, directories (an archive share) or globs."),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="The dataset directory (created, or brought up to date).")
+    ],
     engine: Annotated[
-        EngineName, typer.Option("--engine", help="local: a process pool on this machine; dask: a Dask cluster.")
+        EngineName,
+        typer.Option("--engine", metavar="ENGINE", help="local: a process pool on this machine; dask: a Dask cluster."),
     ] = EngineName.LOCAL,
     scheduler: Annotated[
-        str | None, typer.Option("--scheduler", help="With --engine dask: the address of an existing cluster.")
+        str | None,
+        typer.Option("--scheduler", metavar="ADDRESS", help="With --engine dask: the address of an existing cluster."),
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Processes (local) or local Dask workers; default: cores.")
+        int | None,
+        typer.Option("--workers", min=1, metavar="N", help="Processes (local) or local Dask workers; default: cores."),
     ] = None,
     output_format: Annotated[
-        InventoryFormat, typer.Option("--format", "-f", help="The run summary: text or json.")
+        InventoryFormat, typer.Option("--format", "-f", metavar="FORMAT", help="The run summary: text or json.")
     ] = InventoryFormat.TEXT,
-    threshold: Annotated[float, typer.Option("--threshold", min=0, help="A write is slow from this many ms.")] = 100.0,
-    tz: Annotated[list[str] | None, typer.Option("--tz", help="As for analyze: -07:00 or HOST=-07:00.")] = None,
-    window: Annotated[float, typer.Option("--match-window", min=0, help="As for analyze (seconds).")] = 60.0,
-    clock_offset: Annotated[list[str] | None, typer.Option("--clock-offset", help="As for analyze: HOST=MS.")] = None,
-    max_total: Annotated[str, typer.Option("--max-total-bytes", help="As for analyze.")] = "64GiB",
+    threshold: Annotated[
+        float, typer.Option("--threshold", min=0, metavar="MS", help="A write is slow from this many ms.")
+    ] = 100.0,
+    tz: Annotated[
+        list[str] | None, typer.Option("--tz", metavar="ZONE", help="As for analyze: -07:00 or HOST=ZONE.")
+    ] = None,
+    window: Annotated[
+        float, typer.Option("--match-window", min=0, metavar="S", help="As for analyze (seconds).")
+    ] = 60.0,
+    clock_offset: Annotated[
+        list[str] | None, typer.Option("--clock-offset", metavar="HOST=MS", help="As for analyze.")
+    ] = None,
+    max_total: Annotated[str, typer.Option("--max-total-bytes", metavar="SIZE", help="As for analyze.")] = "64GiB",
 ) -> None:
     """Turn archived traces into a Parquet dataset, incrementally (see "Batch over archives" in the README)."""
     with guard():
@@ -73,18 +98,40 @@ def batch_command(
         raise typer.Exit(int(summary.exit_code))
 
 
-@app.command("report", cls=Command)
+REPORT_EXAMPLES = """Examples:
+
+  dgtrace report /data/dg-dataset
+
+  dgtrace report /data/dg-dataset --since 2024-12-01 --until 2025-01-01 --db sales --format markdown -o dec.md
+
+  dgtrace report /data/dg-dataset --format html -o trend.html"""
+
+
+@app.command("report", cls=Command, epilog=REPORT_EXAMPLES)
 def report_command(
-    dataset: Annotated[Path, typer.Argument(help="A dataset written by dgtrace batch.")],
+    dataset: Annotated[Path, typer.Argument(metavar="DIR", help="A dataset written by dgtrace batch.")],
     output_format: Annotated[
-        TrendFormat, typer.Option("--format", "-f", help="text, markdown, json or html (one plot per configuration).")
+        TrendFormat,
+        typer.Option(
+            "--format", "-f", metavar="FORMAT", help="text, markdown, json or html (one plot per configuration)."
+        ),
     ] = TrendFormat.TEXT,
-    since: Annotated[str | None, typer.Option("--since", help="Only days from this one (YYYY-MM-DD).")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Only days before this one (YYYY-MM-DD).")] = None,
-    db: Annotated[
-        list[str] | None, typer.Option("--db", help="Only configurations with this database (repeatable).")
+    since: Annotated[
+        str | None, typer.Option("--since", metavar="DAY", help="Only days from this one (YYYY-MM-DD).")
     ] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="DAY", help="Only days before this one (YYYY-MM-DD).")
+    ] = None,
+    db: Annotated[
+        list[str] | None,
+        typer.Option("--db", metavar="DB", help="Only configurations with this database (repeatable)."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Write the report to FILE (replaced only once it is complete)."
+        ),
+    ] = None,
 ) -> None:
     """The daily trend of a batch dataset per configuration, the worst days first."""
     with guard():
@@ -92,16 +139,7 @@ def report_command(
         rows = trend(dataset, first, last, db or [])
         report = TrendReport(str(dataset), rows, first, last, tuple(db or []))
         render = TREND_RENDERERS[output_format]
-        if output:
-            part = output.with_name(f".{output.name}.part")
-            try:
-                with part.open("w", encoding="utf-8") as handle:
-                    render(report, handle)
-                part.replace(output)
-            finally:
-                part.unlink(missing_ok=True)
-        else:
-            render(report, sys.stdout)
+        write_report(lambda out: render(report, out), output)
 
 
 def _day(text: str | None, option: str) -> date | None:

@@ -18,6 +18,11 @@ def render_summary_text(summary: RunSummary, out: TextIO) -> None:
     document = summary.to_json()
     i, u, w = summary.inputs, summary.units, summary.writes
     out.write(f"dgtrace batch: {summary.dataset} ({summary.engine}) in {summary.seconds:.1f} s\n")
+    if summary.migrated_from is not None:
+        out.write(
+            f"dataset brought from schema version {summary.migrated_from} to {document['schema_version']}"
+            " in place (its rows kept, no input read again)\n"
+        )
     out.write(
         f"inputs: {i.get('seen', 0):,} seen: {i.get('new', 0):,} new, {i.get('changed', 0):,} changed,"
         f" {i.get('unchanged', 0):,} unchanged, {i.get('moved', 0):,} moved, {i.get('gone', 0):,} gone;"

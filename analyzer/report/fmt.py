@@ -1,9 +1,27 @@
-"""How values are written for people: milliseconds as the stamps allow, short file labels, UTC times."""
+"""How values are written for people: milliseconds as the stamps allow, short file labels, UTC times;
+text from the traces made safe for a terminal (`printable`) and for Markdown (`escape_markdown`)."""
 
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime
+
+#: control characters (ANSI escapes included) that trace text must not send to a terminal
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: what Markdown would read as markup: HTML tags, links and images, code spans, table cells, escapes
+_MARKDOWN = re.compile(r"([\\`<>\[\]|])")
+
+
+def printable(text: str) -> str:
+    """Trace text made safe for a terminal: control characters (ANSI escapes) written as `\\xNN`."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
+
+def escape_markdown(text: str) -> str:
+    """Text shown as it is in Markdown: `<`, `>`, `[`, `]`, `|`, backticks and backslashes escaped,
+    line breaks as `<br>` (the only tag the Markdown reports write themselves)."""
+    return _MARKDOWN.sub(r"\\\1", text).replace("\r", "").replace("\n", "<br>")
 
 
 def fmt_ms(value: float | None, resolution_ms: float | None = None) -> str:

@@ -10,8 +10,8 @@ from rich.text import Text
 from analyzer import inventory
 from analyzer.report import model
 from analyzer.report.context import Table
-from analyzer.report.fmt import short_label
-from analyzer.report.text import IDENTITY, console_for, identity_cells, print_table, printable
+from analyzer.report.fmt import printable, short_label
+from analyzer.report.text import IDENTITY, console_for, identity_cells, print_table
 from analyzer.results import Analysis
 
 

@@ -6,11 +6,11 @@ HTML tag, link, image or code span, and break no table.
 
 from __future__ import annotations
 
-import re
 from typing import TextIO
 
 from analyzer import insights
 from analyzer.report.context import Context, Table
+from analyzer.report.fmt import escape_markdown
 from analyzer.report.sections import (
     clock_table,
     comparison_blocks,
@@ -31,14 +31,8 @@ from analyzer.report.sections import (
 )
 from analyzer.results import Analysis
 
-#: what Markdown would read as markup: HTML tags, links and images, code spans, table cells, escapes
-_SPECIAL = re.compile(r"([\\`<>\[\]|])")
-
-
-def escape(text: str) -> str:
-    """Text shown as it is: `<`, `>`, `[`, `]`, `|`, backticks and backslashes escaped, line breaks as
-    `<br>` (the only tag the report writes itself)."""
-    return _SPECIAL.sub(r"\\\1", text).replace("\r", "").replace("\n", "<br>")
+#: text from the traces as it is: it can open no HTML tag, link, image or code span, and break no table
+escape = escape_markdown
 
 
 def markdown_table(t: Table) -> list[str]:

@@ -29,7 +29,7 @@ from rich.text import Text
 
 from analyzer import insights
 from analyzer.report.context import Context, Table
-from analyzer.report.fmt import short_label
+from analyzer.report.fmt import printable, short_label
 from analyzer.report.sections import (
     clock_table,
     comparison_blocks,
@@ -59,8 +59,6 @@ MIN_WIDTH = 30
 #: a text column folds to no fewer characters than this
 FOLD_MIN = 10
 _VERDICT_STYLE: dict[str, str] = {Component.NETWORK: "yellow", Component.RFS_IO: "red", Component.RFS_OTHER: "magenta"}
-#: control characters (ANSI escapes included) that trace text must not send to a terminal
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) ")
 
 
@@ -115,11 +113,6 @@ def console_for(out: TextIO) -> Console:
     width = report_width(out)
     file: Any = out if out.isatty() else _Trimmed(out)
     return _Console(file=file, width=width, highlight=False, soft_wrap=False, emoji=False)
-
-
-def printable(text: str) -> str:
-    """Trace text made safe for a terminal: control characters (ANSI escapes) written as `\\xNN`."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
 
 
 @dataclass

@@ -1,9 +1,11 @@
 """`dgtrace report DIR`: the daily trend of a batch dataset, per configuration, the worst days first.
 
 One row per configuration (primary -> standby databases) and day: writes, slow writes, p50 / p99 /
-max of the total, and the share of the matched writes' time spent on the network, in standby I/O
-and in other RFS time. Text, Markdown, JSON, and HTML with one plot per configuration (daily p99 and
-shares; plotly inlined as in the analyze report, no request leaves the page).
+max of the total, beside the p99 the same day would have had with Fast Sync where standby I/O
+matters (at least `STANDBY_IO_MATTERS` of the matched writes' time), and the share of the matched
+writes' time spent on the network, in standby I/O and in other RFS time. Text, Markdown, JSON, and
+HTML with one plot per configuration (daily p99, with Fast Sync where it matters, and shares; plotly
+inlined as in the analyze report, no request leaves the page).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import polars as pl
 
 from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.errors import UsageError
+from analyzer.report.fmt import escape_markdown, printable
 
 MISSING_PLOTLY = "--format html needs plotly: pip install 'dgtrace[html]'"
 #: the page may run its own inline script and nothing else
@@ -35,6 +38,13 @@ th { text-align: left; background: #fafafa; } .num { text-align: right; font-var
 """
 COLORS = {"network": "#e69f00", "rfs_io": "#d62728", "rfs_other": "#9467bd", "p99": "#4c72b0"}
 CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True}
+#: the Fast Sync what-if is shown for a day whose matched writes spent at least this share of their time in standby I/O
+STANDBY_IO_MATTERS = 0.1
+#: what the Fast Sync column is, under the table
+FAST_SYNC_NOTE = (
+    f"Fast Sync p99: the p99 of the writes seen on both sides without their standby I/O (SYNC NOAFFIRM), shown"
+    f" where standby I/O took at least {STANDBY_IO_MATTERS:.0%} of their time"
+)
 
 
 class TrendFormat(StrEnum):
@@ -66,6 +76,7 @@ _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("slow %", "slow_pct", lambda v: "-" if v is None else f"{v:.1f}%"),
     ("p50 ms", "total_p50_ms", lambda v: "-" if v is None else f"{v:.2f}"),
     ("p99 ms", "total_p99_ms", lambda v: "-" if v is None else f"{v:.2f}"),
+    ("Fast Sync p99", "fastsync_shown", lambda v: "-" if v is None else f"{v:.2f}"),
     ("max ms", "total_max_ms", lambda v: "-" if v is None else f"{v:.2f}"),
     ("network", "network_share", lambda v: "-" if v is None else f"{100 * v:.0f}%"),
     ("standby I/O", "rfs_io_share", lambda v: "-" if v is None else f"{100 * v:.0f}%"),
@@ -78,6 +89,7 @@ def _table(report: TrendReport) -> pl.DataFrame:
     return rows.with_columns(
         configuration=pl.col("primary_db").fill_null("?") + pl.lit(" -> ") + pl.col("standby_db").fill_null("?"),
         slow_pct=pl.when(pl.col("writes") > 0).then(100 * pl.col("slow_writes") / pl.col("writes")),
+        fastsync_shown=pl.when(pl.col("rfs_io_share") >= STANDBY_IO_MATTERS).then(pl.col("fastsync_p99_ms")),
     )
 
 
@@ -103,8 +115,10 @@ def _title(report: TrendReport) -> str:
 
 
 def render_trend_text(report: TrendReport, out: TextIO) -> None:
-    """A fixed-width table (the same on a terminal and in a pipe)."""
-    header, body = _cells(report)
+    """A fixed-width table (the same on a terminal and in a pipe); database names and the dataset's
+    path with their control characters (ANSI escapes) written as `\\xNN`, as the terminal report does."""
+    header, rows = _cells(report)
+    body = [[printable(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     left = {0, 1}
 
@@ -113,20 +127,25 @@ def render_trend_text(report: TrendReport, out: TextIO) -> None:
             c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
 
-    out.write(_title(report) + "\n\n")
+    out.write(printable(_title(report)) + "\n\n")
     out.write(line(header).rstrip() + "\n")
     for row in body:
         out.write(line(row).rstrip() + "\n")
+    if body:
+        out.write(f"\n{FAST_SYNC_NOTE}.\n")
 
 
 def render_trend_markdown(report: TrendReport, out: TextIO) -> None:
-    """A GitHub-flavoured table under a heading."""
+    """A GitHub-flavoured table under a heading; the title and every cell escaped as in the analyze
+    report (`escape_markdown`: a database name opens no tag, link or image and breaks no table)."""
     header, body = _cells(report)
-    out.write(f"# {_title(report)}\n\n")
-    out.write("| " + " | ".join(header) + " |\n")
+    out.write(f"# {escape_markdown(_title(report))}\n\n")
+    out.write("| " + " | ".join(escape_markdown(h) for h in header) + " |\n")
     out.write("|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|\n")
     for row in body:
-        out.write("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |\n")
+        out.write("| " + " | ".join(escape_markdown(c) for c in row) + " |\n")
+    if body:
+        out.write(f"\n{escape_markdown(FAST_SYNC_NOTE)}.\n")
 
 
 def render_trend_json(report: TrendReport, out: TextIO) -> None:
@@ -169,6 +188,17 @@ def trend_figure(rows: pl.DataFrame, title: str) -> Any:
         ),
         secondary_y=False,
     )
+    if "fastsync_shown" in days.columns and days["fastsync_shown"].is_not_null().any():
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=days["fastsync_shown"].to_list(),
+                name="p99 with Fast Sync (ms)",
+                mode="lines+markers",
+                line={"color": COLORS["p99"], "width": 2, "dash": "dot"},
+            ),
+            secondary_y=False,
+        )
     fig.update_layout(
         title=title,
         barmode="stack",
@@ -203,14 +233,15 @@ def render_trend_html(report: TrendReport, out: TextIO) -> None:
     plots = []
     table = _table(report)
     for n, ((config,), rows) in enumerate(table.group_by(["configuration"], maintain_order=True)):
-        fig = trend_figure(rows, f"{config}: daily p99 and where the time went")
+        # plotly reads tags and entities in a title: escaped, a name is shown as it is
+        fig = trend_figure(rows, escape(f"{config}: daily p99 and where the time went"))
         plots.append(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=f"trend-{n}", config=CONFIG))
     out.write(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dgtrace trend</title><style>{STYLE}</style><script>{get_plotlyjs()}</script></head><body>"
-        f"<h1>{escape(_title(report))}</h1><table><tr>{head}</tr>{cells}</table>"
+        f"<h1>{escape(_title(report))}</h1><table><tr>{head}</tr>{cells}</table><p>{escape(FAST_SYNC_NOTE)}.</p>"
         f"<h2>Per configuration</h2>{''.join(plots)}</body></html>\n"
     )
 

@@ -25,6 +25,7 @@ def _writes() -> pl.DataFrame:
             "rfs_other_ms": [0.5, 10.0, 0.5, None],
             "rfs_ms": [1.0, 180.0, 3.0, None],
             "verdict": ["network", "rfs_io", "rfs_io", None],
+            "fastsync_ms": [1.5, 30.0, 1.5, None],
         }
     )
 
@@ -44,6 +45,8 @@ def test_daily_numbers() -> None:
     assert row["rfs_io_share"] == pytest.approx(173 / 206)
     assert row["slow_rfs_io_share"] == pytest.approx(0.85)
     assert (row["network_verdicts"], row["rfs_io_verdicts"], row["slow_rfs_io_verdicts"]) == (1, 2, 1)
+    # with Fast Sync, the slow write (170 ms of standby I/O) would have taken 30 ms: none slow
+    assert (row["fastsync_p99_ms"], row["fastsync_slow_writes"]) == (30.0, 0)
 
 
 def test_a_day_without_writes_has_a_row_of_zeros() -> None:
@@ -59,3 +62,4 @@ def test_a_day_without_writes_has_a_row_of_zeros() -> None:
     )
     (row,) = table.to_dicts()
     assert (row["primary_db"], row["writes"], row["total_p99_ms"], row["network_share"]) == ("hr", 0, None, None)
+    assert (row["fastsync_p99_ms"], row["fastsync_slow_writes"]) == (None, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from analyzer.batch.query import scan_table, trend
-from analyzer.batch.schemas import SCHEMAS, TABLES, TREND
+from analyzer.batch.schemas import SCHEMA_VERSION, SCHEMAS, TABLES, TREND
 from analyzer.errors import NoInputError, UsageError
 from tests.batch.helpers import batch, truth
 
@@ -77,6 +78,6 @@ def test_not_a_dataset(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no table"):
         scan_table(tmp_path, "nothing")
     (tmp_path / "_dgtrace").mkdir()
-    (tmp_path / "_dgtrace" / "dataset.json").write_text('{"schema_version": 1}')
+    (tmp_path / "_dgtrace" / "dataset.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION}))
     with pytest.raises(NoInputError):
         scan_table(tmp_path, "daily")

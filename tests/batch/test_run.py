@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from analyzer.api import analyze
 from analyzer.batch.run import run_batch
 from analyzer.batch.store import Dataset
 from analyzer.errors import ExitCode, Interrupted, NoInputError, UsageError
@@ -134,3 +135,10 @@ def test_async_shipments_have_their_own_table(tmp_path: Path) -> None:
     assert shipments.height == expected.filter(pl.col("transport") == "ASYNC").height > 0
     assert set(shipments["transport"]) == {"ASYNC"}
     assert writes(tmp_path / "ds").height == expected.filter(pl.col("transport") != "ASYNC").height
+    # the Fast Sync what-if of each write, as the analysis gives it; none for ASYNC shipments
+    analysis = analyze([str(traces)]).writes.select("thread", "seq", "msgid", "fastsync_ms")
+    stored = writes(tmp_path / "ds").select("thread", "seq", "msgid", "fastsync_ms")
+    joined = analysis.join(stored, on=["thread", "seq", "msgid"], how="full", suffix="_stored")
+    assert joined.height == analysis.height and joined["fastsync_ms"].null_count() == 0
+    assert (joined["fastsync_ms"] == joined["fastsync_ms_stored"]).all()
+    assert shipments["fastsync_ms"].null_count() == shipments.height

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import signal
 from pathlib import Path
 
 from tests.batch.helpers import copy_share, truth
-from tests.conftest import invoke
+from tests.conftest import invoke, stop_while_writing
 
 
 def test_batch_then_report(one_day: Path, tmp_path: Path) -> None:
@@ -21,7 +22,7 @@ def test_batch_then_report(one_day: Path, tmp_path: Path) -> None:
     text = invoke(["report", str(out)]).stdout
     assert "configuration" in text.splitlines()[2] and "hr -> hrdr" in text
     md = invoke(["report", str(out), "-f", "markdown", "--db", "sales"]).stdout
-    assert "| sales -> salesdr |" in md and "hr -> hrdr" not in md
+    assert "| sales -\\> salesdr |" in md and "hr -\\> hrdr" not in md
     doc = json.loads(
         invoke(["report", str(out), "-f", "json", "--since", "2000-01-01", "--until", "2000-01-02"]).stdout
     )
@@ -29,6 +30,10 @@ def test_batch_then_report(one_day: Path, tmp_path: Path) -> None:
     page = tmp_path / "trend.html"
     invoke(["report", str(out), "-f", "html", "-o", str(page)])
     assert page.read_text().count('id="trend-') == 2
+    earlier = page.read_text()
+    stopped = stop_while_writing(["report", str(out), "-f", "html", "-o", str(page)], page)
+    assert (stopped.returncode, stopped.stderr) == (128 + signal.SIGTERM, "dgtrace: stopped by SIGTERM\n")
+    assert page.read_text() == earlier and sorted(p.name for p in tmp_path.iterdir()) == ["ds", "trend.html"]
 
 
 def test_exit_codes(one_day: Path, tmp_path: Path) -> None:
