@@ -20,17 +20,6 @@ def _dist(writes: int, slow: int, p99: float) -> Distribution:
     return Distribution(writes, slow, 5.0, 1.0, 2.0, p99, p99 * 2)
 
 
-def test_ms_keeps_three_significant_digits_below_100() -> None:
-    assert [crosscheck.ms(v) for v in (1835.521, 302.219, 12.49, 2.296, 0.601, None)] == [
-        "1,836 ms",
-        "302 ms",
-        "12.5 ms",
-        "2.3 ms",
-        "0.601 ms",
-        "n/a",
-    ]
-
-
 def test_fast_sync_says_how_slow_writes_and_p99_would_fall() -> None:
     w = WhatIf(_dist(4000, 160, 495.0), _dist(4000, 9, 12.0), 39_076.3)
     text = crosscheck.fast_sync_sentence(w)

@@ -1,22 +1,9 @@
-"""How values are written for people: milliseconds as the stamps allow, short file labels, UTC times."""
+"""How values are written for people: short file labels, UTC times (milliseconds: `analyzer.words.ms`)."""
 
 from __future__ import annotations
 
 import os
 from datetime import datetime
-
-
-def fmt_ms(value: float | None, resolution_ms: float | None = None) -> str:
-    """Milliseconds with as many decimals as the stamps allow (3 when the resolution is unknown).
-
-    A difference of millisecond stamps (resolution 1-2 ms) is shown without decimals, so a
-    0.3 ms split is never presented as a measured fact.
-    """
-    if value is None:
-        return ""
-    decimals = 3 if resolution_ms is None else 0 if resolution_ms >= 0.5 else 1 if resolution_ms >= 0.05 else 3
-    text = f"{value:,.{decimals}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0"
 
 
 def common_dir(labels: list[str]) -> str:

@@ -132,14 +132,14 @@ def summary(
 
 def what_if(c: compare.Checks) -> dict[str, Any]:
     """`summary.what_if`: the writes as measured and with Fast Sync, and at the oratcptest round trip."""
-    fast, at = c.fast_sync, c.at_round_trip
+    fast, at, res = c.fast_sync, c.at_round_trip, c.resolution_ms
     return {
         "fast_sync": None
         if fast is None
-        else _versus(fast, crosscheck.fast_sync_sentence(fast), already_fast_sync=fast.already),
+        else _versus(fast, crosscheck.fast_sync_sentence(fast, res), already_fast_sync=fast.already),
         "at_round_trip": None
         if at is None
-        else _versus(at, crosscheck.round_trip_sentence(at), round_trip_ms=at.round_trip_ms, source=at.source),
+        else _versus(at, crosscheck.round_trip_sentence(at, res), round_trip_ms=at.round_trip_ms, source=at.source),
     }
 
 
@@ -181,11 +181,12 @@ def baseline(c: compare.Checks) -> dict[str, Any]:
                 "slow_writes_above": check.slow_above,
                 "slow_excess_ms": check.slow_excess_ms,
                 "rfs_io_p50_ms": check.rfs_io_p50_ms,
-                "finding": crosscheck.run_sentence(check),
+                "finding": crosscheck.run_sentence(check, c.resolution_ms),
             }
         )
     bd = c.bandwidth_delay
-    product = None if bd is None else {**asdict(bd), "enough": bd.enough, "finding": crosscheck.bdp_sentence(bd)}
+    finding = None if bd is None else crosscheck.bdp_sentence(bd, c.resolution_ms)
+    product = None if bd is None else {**asdict(bd), "enough": bd.enough, "finding": finding}
     return {"runs": runs, "bandwidth_delay": product}
 
 
@@ -255,7 +256,7 @@ def distance(c: compare.Checks) -> dict[str, Any] | None:
         "above_ms": d.above_ms,
         "sync_limit_ms": compare.SYNC_LIMIT_MS,
         "floor_quantile": compare.FLOOR_QUANTILE,
-        "finding": crosscheck.distance_sentence(d),
+        "finding": crosscheck.distance_sentence(d, c.resolution_ms),
     }
 
 

@@ -58,10 +58,15 @@ PIPE_WIDTH = 120
 MIN_WIDTH = 30
 #: a text column folds to no fewer characters than this
 FOLD_MIN = 10
+#: the facts' values need this many columns beside their names, else they go under them
+FACTS_MIN = 24
 _VERDICT_STYLE: dict[str, str] = {Component.NETWORK: "yellow", Component.RFS_IO: "red", Component.RFS_OTHER: "magenta"}
 #: control characters (ANSI escapes included) that trace text must not send to a terminal
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) ")
+#: the space between a number and its unit (`2 ms`, `1.5 min`, `283 KiB`): never a line break
+_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|min|h|KiB|MiB|GiB|bytes|km)(?!\w))")
+_NBSP = "\u00a0"
 
 
 class _Console(Console):
@@ -278,6 +283,7 @@ def print_table(console: Console, title: str, table: Table, labels: Sequence[str
         return
     rich = _rich_table(plain)
     for col in fitted.columns:
+        col.cells = col.cells if col.numeric else [_fold(cell, col.width) for cell in col.cells]
         rich.add_column(
             _header(col),
             width=col.width,
@@ -303,21 +309,32 @@ def _records(console: Console, table: Table) -> None:
     for row in table.rows:
         for header, cell in zip(table.headers, row, strict=True):
             if cell:
-                console.print(Text(f"  {header}: {printable(cell).replace(chr(10), ', ')}"), overflow="fold")
+                _paragraph(console, f"  {header}: {printable(cell).replace(chr(10), ', ')}", hanging="    ")
         console.print()
 
 
-def _paragraph(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
-    """Text wrapped at spaces to the console's width (a word is never cut), later lines indented."""
+def wrap(text: str, width: int, indent: str = "", hanging: str | None = None) -> str:
+    """Text wrapped at spaces to `width` (a word is never cut, a number never parted from its unit), later
+    lines indented by `hanging` (else `indent`)."""
     wrapped = textwrap.fill(
-        printable(text),
-        width=console.width,
+        _UNIT.sub(_NBSP, text),
+        width=width,
         initial_indent=indent,
         subsequent_indent=indent if hanging is None else hanging,
         break_long_words=False,
         break_on_hyphens=False,
     )
-    console.print(Text(wrapped, style=style), overflow="fold")
+    return wrapped.replace(_NBSP, " ")
+
+
+def _fold(cell: str, width: int) -> str:
+    """A table cell whose lines are wrapped to the column's width (rich would part `2 ms` at its space)."""
+    return "\n".join(wrap(line, width) if cell_len(line) > width else line for line in cell.split("\n"))
+
+
+def _paragraph(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
+    """Text wrapped at spaces to the console's width (see `wrap`), later lines indented."""
+    console.print(Text(wrap(printable(text), console.width, indent, hanging), style=style), overflow="fold")
 
 
 def _answer(console: Console, c: Context) -> None:
@@ -344,11 +361,19 @@ def _answer(console: Console, c: Context) -> None:
 
 
 def _facts(console: Console, c: Context) -> None:
+    """The facts beside their names, or under them when the terminal leaves too little room beside."""
+    rows = facts_table(c).rows
+    room = console.width - max((cell_len(key) for key, _ in rows), default=0) - 2
+    if room < FACTS_MIN:
+        for key, value in rows:
+            console.print(Text(key, style="bold"), overflow="fold")
+            _paragraph(console, value, "  ")
+        return
     grid = RichTable.grid(padding=(0, 2))
     grid.add_column(no_wrap=True, style="bold")
     grid.add_column(overflow="fold")
-    for key, value in facts_table(c).rows:
-        grid.add_row(key, printable(value))
+    for key, value in rows:
+        grid.add_row(key, _fold(printable(value), room))
     console.print(grid)
 
 

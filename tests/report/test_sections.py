@@ -9,7 +9,14 @@ import pytest
 
 from analyzer.api import Analysis, Options, analyze
 from analyzer.report.context import Context, Table
-from analyzer.report.sections import awr_table, baseline_table, comparison_blocks, what_if_table
+from analyzer.report.sections import (
+    awr_table,
+    baseline_table,
+    comparison_blocks,
+    percentile_table,
+    verdict_table,
+    what_if_table,
+)
 from analyzer.zones import parse_zones
 
 FIXTURES = Path("tests/fixtures")
@@ -68,3 +75,16 @@ def test_every_companion_gets_its_section(paper: Analysis) -> None:
     assert any(isinstance(p, str) and "does not overlap" in p for p in awr_parts)
     distance = comparison_blocks(c)[-1].parts[0]
     assert isinstance(distance, str) and "Over 1,200 km light in fibre needs about 12.0 ms" in distance
+
+
+def test_tables_of_millisecond_stamps_show_whole_milliseconds(paper: Analysis) -> None:
+    """11.2 stamps: the total, network, RFS and other RFS time in whole ms, RFS I/O (`ela`) in microseconds."""
+    c = Context.of(paper, 10)
+    stats = {r[0]: r for r in percentile_table(c).rows}
+    assert stats["total"][2:] == ("6", "2", "2", "138", "163")
+    assert stats["network"][-1] == "137" and stats["rfs"][-1] == "163"
+    assert stats["rfs_io"][2:] == ("3.378", "0.938", "1.262", "1.471", "162.679")
+    verdicts = {r[0]: r for r in verdict_table(c).rows}
+    assert verdicts["rfs_io"] == ("rfs_io", "40", "222", "1", "163")
+    measured, fast = what_if_table(c).rows
+    assert measured[3:] == ("6", "2", "2", "138", "163") and fast[-1] == "137"
