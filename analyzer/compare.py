@@ -334,17 +334,22 @@ class Checks:
     resolution_ms: float | None = None
 
 
-def checks(a: Analysis) -> Checks:
-    """The comparisons of an analysis: the what-ifs, its baseline runs, its reports, its distance."""
+def checks(a: Analysis, writes: pl.DataFrame | None = None) -> Checks:
+    """The comparisons of an analysis: the what-ifs, its baseline runs, its reports, its distance.
+
+    `writes`: some of its writes (one configuration's) to compare instead of all; the AWR and Statspack
+    reports, which pick the writes of their own host and window, are then left out.
+    """
     threshold = a.options.threshold_ms
-    runs = run_checks(a.writes, a.baselines)
+    chosen = a.writes if writes is None else writes
+    runs = run_checks(chosen, a.baselines)
     found = network_round_trip(a.baselines)
     return Checks(
-        fast_sync=fast_sync(a.writes, threshold),
-        at_round_trip=at_round_trip(a.writes, threshold, *found) if found else None,
+        fast_sync=fast_sync(chosen, threshold),
+        at_round_trip=at_round_trip(chosen, threshold, *found) if found else None,
         runs=tuple(runs),
-        bandwidth_delay=bandwidth_delay(a.writes, runs),
-        awr=tuple(awr_check(report, a) for report in a.awr_reports),
-        distance=None if a.options.distance_km is None else distance_check(a.writes, a.options.distance_km),
-        resolution_ms=stamp_resolution(a.writes),
+        bandwidth_delay=bandwidth_delay(chosen, runs),
+        awr=tuple(awr_check(report, a) for report in a.awr_reports) if writes is None else (),
+        distance=None if a.options.distance_km is None else distance_check(chosen, a.options.distance_km),
+        resolution_ms=stamp_resolution(chosen),
     )

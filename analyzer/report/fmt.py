@@ -1,9 +1,16 @@
-"""How values are written for people: short file labels, UTC times (milliseconds: `analyzer.words.ms`)."""
+"""How values are written for people: milliseconds in table cells, short file labels, UTC times."""
 
 from __future__ import annotations
 
 import os
 from datetime import datetime
+
+from analyzer.words import ms
+
+
+def cell(value: float | None, resolution_ms: float | None = None) -> str:
+    """A table cell of milliseconds: as many decimals as the stamps allow (`words.ms`), empty when unknown."""
+    return ms(value, resolution_ms, unit=False)
 
 
 def common_dir(labels: list[str]) -> str:

@@ -8,26 +8,20 @@ of them (`--format csv --table ...`, `--format json`, `dgtrace inventory`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer import compare, crosscheck, events, inventory, reconcile, switching
+from analyzer import events, inventory, switching
 from analyzer.report import model as doc
 from analyzer.report.context import Context, Table, more
 from analyzer.report.facts import facts, zone_text
-from analyzer.report.fmt import at_text
+from analyzer.report.fmt import at_text, cell
 from analyzer.results import unparsed
 from analyzer.summary import component_stats, histogram, resolution_of, verdict_totals
 from analyzer.words import ms
 
 #: rows of the tables that are not bounded by --top (files, reasons, log switches)
 LISTED = 25
-
-
-def cell(value: float | None, resolution_ms: float | None = None) -> str:
-    """A table cell of milliseconds: as many decimals as the stamps allow, empty when unknown."""
-    return ms(value, resolution_ms, unit=False)
 
 
 def facts_table(c: Context) -> Table:
@@ -365,118 +359,3 @@ def skipped_table(c: Context, limit: int = LISTED) -> Table:
     rows = [(reason, f"{n:,}", c.file(first[reason])) for reason, n in counts.most_common(limit)]
     note = more(len(rows), len(counts), "reasons", "--format json (files)")
     return Table(("reason", "inputs", "first"), rows, note, paths=("first",))
-
-
-def no_recommendation(c: Context) -> str:
-    """Why the numbers call for no recommendation."""
-    if not c.summary["matched_writes"]:
-        why = "no remote write was matched"
-    elif not c.summary["slow_writes"]:
-        why = f"no write reached {c.analysis.options.threshold_ms:g} ms"
-    else:
-        why = "no component holds a major share of slow-write time and slow writes do not cluster at log switches"
-    return f"No recommendation: {why}."
-
-
-@dataclass(frozen=True)
-class Block:
-    """A section of sentences and tables in reading order (a paragraph is a str)."""
-
-    title: str
-    parts: list[str | Table]
-
-
-def _distribution_row(name: str, d: compare.Distribution, res: float | None) -> tuple[str, ...]:
-    stats = (d.mean_ms, d.p50_ms, d.p90_ms, d.p99_ms, d.max_ms)
-    return (name, f"{d.writes:,}", f"{d.slow_writes:,}", *(cell(v, res) for v in stats))
-
-
-def what_if_table(c: Context) -> Table:
-    """The writes as measured, with Fast Sync, and with their network part at the oratcptest round trip."""
-    fast, at, res = c.checks.fast_sync, c.checks.at_round_trip, c.checks.resolution_ms
-    rows = []
-    real = fast.real if fast else at.real if at else None
-    if real is not None:
-        rows.append(_distribution_row("as measured", real, res))
-    if fast is not None and fast.already < fast.real.writes:
-        rows.append(_distribution_row("with Fast Sync (no standby I/O)", fast.what_if, res))
-    if at is not None:
-        rows.append(_distribution_row(f"network at most {ms(at.round_trip_ms)} (oratcptest)", at.what_if, res))
-    headers = ("writes", "count", "slow writes", "mean ms", "p50 ms", "p90 ms", "p99 ms", "max ms")
-    return Table(headers, rows, optional=("mean ms", "p90 ms"))
-
-
-def baseline_table(c: Context) -> Table:
-    """Each oratcptest run: what it measured, and the writes' figure beside it."""
-    rows, res = [], c.checks.resolution_ms
-    for check in c.checks.runs:
-        r, s = check.run, check.run.settings
-        mode = (s.mode or "") + (" + disk write" if s.mode == "SYNC" and s.disk_write else "")
-        rows.append(
-            (
-                r.label.replace("\\", "/").rsplit("/", 1)[-1],
-                str(r.run),
-                mode,
-                compare.size_text(s.payload_bytes) if s.payload_bytes else "",
-                compare.size_text(check.send_buffer_bytes) if check.send_buffer_bytes else "",
-                "" if check.throughput_mib_s is None else f"{check.throughput_mib_s:,.1f}",
-                cell(check.latency_ms),
-                cell(check.disk_write_ms),
-                check.compared_with or "throughput only",
-                cell(check.p50_ms, res),
-                cell(check.p99_ms, res),
-                f"{check.slow_above:,}" if check.compared_with else "",
-                cell(check.slow_excess_ms, res) if check.compared_with else "",
-            )
-        )
-    headers = ("file", "run", "mode", "message", "send buffer", "MiB/s", "round trip ms", "disk write ms")
-    more_headers = ("beside", "writes p50 ms", "writes p99 ms", "slow above", "slow time above ms")
-    return Table((*headers, *more_headers), rows, optional=("message", "send buffer", "run"))
-
-
-def awr_table(check: reconcile.AwrCheck, res: float | None = None) -> Table:
-    """A report's Data Guard wait events, each beside the traces' figure it measures (`res`: the writes'
-    stamp resolution, for their mean total)."""
-    rows = [
-        (
-            e.event,
-            e.section,
-            "" if e.waits is None else f"{e.waits:,}",
-            cell(e.mean_ms),
-            crosscheck.trace_measure(e),
-            cell(e.trace_mean_ms, res if e.measure == "total" else None),
-            crosscheck.agreement(e),
-        )
-        for e in check.events
-    ]
-    headers = ("event", "section", "waits", "avg ms", "traces", "traces mean ms", "agreement")
-    return Table(headers, rows, optional=("section",))
-
-
-def comparison_blocks(c: Context) -> list[Block]:
-    """The what-ifs and the comparisons with oratcptest (--baseline), AWR (--awr) and the distance
-    (--distance-km): each block only when there is something to say."""
-    checks, blocks, res = c.checks, [], c.checks.resolution_ms
-    fast, at = checks.fast_sync, checks.at_round_trip
-    if (fast is not None and fast.real.slow_writes) or at is not None:
-        parts: list[str | Table] = [crosscheck.fast_sync_sentence(fast, res)] if fast is not None else []
-        parts += [crosscheck.round_trip_sentence(at, res)] if at is not None else []
-        what = [w for w, given in (("Fast Sync", fast), ("the network at the oratcptest round trip", at)) if given]
-        blocks.append(Block("What if: " + ", and ".join(what), [*parts, what_if_table(c)]))
-    if checks.runs:
-        parts = [crosscheck.run_sentence(r, res) for r in checks.runs]
-        parts += [crosscheck.bdp_sentence(checks.bandwidth_delay, res)] if checks.bandwidth_delay else []
-        blocks.append(Block("Against the oratcptest baseline", [*parts, baseline_table(c)]))
-    if checks.awr:
-        parts = []
-        for check in checks.awr:
-            parts += [f"{crosscheck.awr_heading(check)} {crosscheck.awr_overlap(check)}"]
-            parts += [awr_table(check, res)] if check.events else ["No Data Guard wait event in it."]
-            parts += [crosscheck.impact_sentence(check.impact)] if check.impact else []
-            reasons = crosscheck.awr_reasons(check)
-            parts += ["They may differ because " + "; ".join(reasons) + "."] if reasons else []
-            parts += [s] if (s := crosscheck.skipped_sentence(check)) else []
-        blocks.append(Block("Against AWR and Statspack", parts))
-    if checks.distance is not None:
-        blocks.append(Block("Distance and the physical floor", [crosscheck.distance_sentence(checks.distance, res)]))
-    return blocks

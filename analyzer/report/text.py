@@ -27,12 +27,12 @@ from rich.measure import Measurement
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from analyzer import insights
+from analyzer.report.comparisons import comparison_blocks
+from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
 from analyzer.report.fmt import short_label
 from analyzer.report.sections import (
     clock_table,
-    comparison_blocks,
     coverage_table,
     destinations_table,
     events_table,
@@ -40,7 +40,6 @@ from analyzer.report.sections import (
     files_table,
     gaps_table,
     histogram_table,
-    no_recommendation,
     percentile_table,
     skipped_table,
     top_table,
@@ -338,18 +337,24 @@ def _paragraph(console: Console, text: str, indent: str = "", hanging: str | Non
 
 
 def _answer(console: Console, c: Context) -> None:
-    """The verdict, the recommendations with their evidence, the log-switch finding and the caveats."""
-    a = c.analysis
-    _paragraph(console, insights.verdict_sentence(a.writes, a.options.threshold_ms), style="bold")
+    """The verdict (per configuration when there are several), the recommendations with their evidence,
+    the log-switch finding and the caveats."""
+    for name, verdict in verdicts(c):
+        _paragraph(console, f"{name}: {verdict}" if name else verdict, hanging="  " if name else None, style="bold")
     console.print()
-    recs = c.summary["recommendations"]
     console.print(Text("Recommendations", style="bold"))
-    if not recs:
-        _paragraph(console, no_recommendation(c), "  ")
-    for n, r in enumerate(recs, 1):
-        _paragraph(console, f"{n}. {r['title']}", "  ", "     ", "bold")
-        _paragraph(console, f"Evidence: {r['evidence']}", "     ")
-        _paragraph(console, f"Advice: {r['advice']}", "     ")
+    for group in advice(c):
+        indent = "  "
+        if group.name:
+            _paragraph(console, group.name + (f": {group.none}" if group.none else ""), indent, "    ", "bold")
+            indent = "    "
+        elif group.none:
+            _paragraph(console, group.none, indent)
+        deeper = indent + "   "
+        for n, r in enumerate(group.recommendations, 1):
+            _paragraph(console, f"{n}. {r.title}", indent, deeper, "bold")
+            _paragraph(console, f"Evidence: {r.evidence}", deeper)
+            _paragraph(console, f"Advice: {r.advice}", deeper)
     console.print()
     _paragraph(console, f"Log switches: {c.switches.finding}", "", "  ")
     notes = c.summary["notes"]
@@ -385,6 +390,12 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
     console.print()
     _answer(console, c)
     labels = [c.file(label) for label in c.labels] + [c.file(s.label) for s in a.skipped]
+    if shown(c):
+        console.print()
+        print_table(console, "Configurations and links", links_table(c), labels)
+    if c.shipping:
+        console.print()
+        print_table(console, "ASYNC links (not in the commit path)", async_table(c), labels)
     for block in comparison_blocks(c):
         console.print()
         console.print(Text(block.title, style="bold"))
