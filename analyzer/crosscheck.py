@@ -23,7 +23,7 @@ from analyzer.compare import (
     run_name,
     size_text,
 )
-from analyzer.reconcile import AGREE_SHARE, AwrCheck, EventCheck, Impact
+from analyzer.reconcile import AGREE_SHARE, AwrCheck, EventCheck, HistogramBucket, HistogramCheck, Impact
 from analyzer.words import ms
 
 #: the traces cover "little" of a report's window below this share: AWR averages other minutes too
@@ -236,6 +236,74 @@ def impact_sentence(impact: Impact) -> str:
     if impact.remote_write_ms >= impact.local_write_ms:
         return text + ": the commits wait on the standby more than on the local redo log write."
     return text + ": the commits wait on the local redo log write more than on the standby."
+
+
+#: the traces' tail is "as often" as the report's within this factor
+TAIL_FACTOR = 2.0
+
+
+def _bound(value_ms: float) -> str:
+    """A histogram bound (a power of two): `0.512 ms`, `1 ms`, `1,024 ms`."""
+    return f"{value_ms:,.0f} ms" if value_ms >= 1 else ms(value_ms)
+
+
+def bucket_range(b: HistogramBucket) -> str:
+    """`under 1 ms`, `1 to 2 ms`, `1,024 ms or more`: a bucket's bounds in words."""
+    if b.upper_ms is None:
+        return f"{_bound(b.lower_ms)} or more"
+    if not b.lower_ms:
+        return f"under {_bound(b.upper_ms)}"
+    return f"{_bound(b.lower_ms).removesuffix(' ms')} to {_bound(b.upper_ms)}"
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1f}%" if value < 10 else f"{value:.0f}%"
+
+
+def histogram_sentence(h: HistogramCheck) -> str:
+    """The report's histogram of an event beside the traces' in a DBA's words: where half the waits (and
+    writes) fall, how often each reaches the tail, and what the difference says."""
+    tables = " and ".join(dict.fromkeys(b.table for b in h.buckets))
+    waits = f"{h.waits:,} waits" if h.waits is not None else "waits"
+    what = "totals" if h.measure == "total" else "RFS I/O times"
+    head = f"{h.event} ({tables}): the report's {waits} beside the {what} of the {_n(h.writes, 'writes')} of its window"
+    if h.io_waits is not None and h.writes:
+        head += (
+            f" ({_n(h.io_waits, 'RFS I/O waits')}, {h.io_waits / h.writes:.1f} per write; a write's waits are summed,"
+            " so a write of several waits falls in a higher bucket than each of them)"
+        )
+    if not h.writes:
+        return head + ": none of the traces' writes falls in its window, nothing to set beside it."
+    median_awr, median_trace = h.median_bucket()
+    parts = [head + "."]
+    if median_awr is not None and median_trace is not None:
+        same = median_awr is median_trace
+        parts.append(
+            f"Half the waits took {bucket_range(median_awr)}"
+            + (", and so did half the writes." if same else f"; half the writes {bucket_range(median_trace)}.")
+        )
+    if h.tail_ms is not None:
+        awr, traces = h.at_least(h.tail_ms)
+        traces = traces or 0.0
+        at = f"{_bound(h.tail_ms)} or more"
+        if not awr and not traces:
+            parts.append(f"Neither has a wait of {at}.")
+        elif traces > TAIL_FACTOR * awr:
+            parts.append(
+                f"{_pct(traces)} of the writes took {at}, against {_pct(awr)} of the report's waits: the traced"
+                " minutes are worse than the report's window on average (the incident is in them)."
+            )
+        elif traces * TAIL_FACTOR < awr:
+            parts.append(
+                f"{_pct(awr)} of the report's waits took {at}, against {_pct(traces)} of the writes: most of the"
+                " window's slow waits fall outside the traced minutes (or on a destination the traces do not hold)."
+            )
+        else:
+            parts.append(
+                f"{_pct(traces)} of the writes and {_pct(awr)} of the report's waits took {at}: the traced minutes"
+                " look like the rest of the window."
+            )
+    return " ".join(parts)
 
 
 def skipped_sentence(check: AwrCheck) -> str:

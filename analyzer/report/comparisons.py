@@ -126,6 +126,23 @@ def awr_table(check: reconcile.AwrCheck, res: float | None = None) -> Table:
     return Table(headers, rows, optional=("section",))
 
 
+def histogram_table(h: reconcile.HistogramCheck) -> Table:
+    """A report's histogram of one event beside the traces' writes of its window, bucket by bucket."""
+    rows = [
+        (
+            b.label,
+            crosscheck.bucket_range(b),
+            f"{b.awr_pct:.1f}",
+            "" if (share := h.trace_pct(b)) is None else f"{share:.1f}",
+            f"{b.trace_writes:,}",
+            b.table,
+        )
+        for b in h.buckets
+    ]
+    headers = ("bucket", "range", "report % of waits", "traces % of writes", "traces writes", "report table")
+    return Table(headers, rows, optional=("report table", "range"))
+
+
 def comparison_blocks(c: Context) -> list[Block]:
     """The what-ifs and the comparisons with oratcptest (--baseline), AWR (--awr) and the distance
     (--distance-km): each block only when there is something to say."""
@@ -143,6 +160,8 @@ def comparison_blocks(c: Context) -> list[Block]:
             parts += [f"{crosscheck.awr_heading(check)} {crosscheck.awr_overlap(check)}"]
             parts += [awr_table(check, res)] if check.events else ["No Data Guard wait event in it."]
             parts += [crosscheck.impact_sentence(check.impact)] if check.impact else []
+            for h in check.histograms:  # the report's own histogram alone is in the JSON
+                parts += [crosscheck.histogram_sentence(h), histogram_table(h)] if h.writes else []
             reasons = crosscheck.awr_reasons(check)
             parts += ["They may differ because " + "; ".join(reasons) + "."] if reasons else []
             parts += [s] if (s := crosscheck.skipped_sentence(check)) else []

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import compare, crosscheck, events, insights, inventory, switching
+from analyzer import compare, crosscheck, events, insights, inventory, reconcile, switching
 from analyzer.links import Link, with_databases
 from analyzer.report.facts import applied_offset, host_option_notes, oracle_versions
 from analyzer.report.scopes import LinkFigures, Scope, link_mask, link_writes, scopes
@@ -250,6 +250,7 @@ def awr(c: compare.Checks) -> list[dict[str, Any]]:
                     "local_share": impact.local_share,
                     "finding": crosscheck.impact_sentence(impact),
                 },
+                "histograms": [_histogram(h) for h in check.histograms],
                 "fast_sync_writes": check.fast_sync_writes,
                 "destinations": list(check.destinations),
                 "reasons": crosscheck.awr_reasons(check),
@@ -258,6 +259,20 @@ def awr(c: compare.Checks) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _histogram(h: reconcile.HistogramCheck) -> dict[str, Any]:
+    """One event's histogram in a report beside the traces' writes of its window (`awr[].histograms`)."""
+    return {
+        "event": h.event,
+        "measure": h.measure,
+        "waits": h.waits,
+        "writes": h.writes,
+        "io_waits": h.io_waits,
+        "tail_ms": h.tail_ms,
+        "buckets": [asdict(b) | {"trace_pct": h.trace_pct(b)} for b in h.buckets],
+        "finding": crosscheck.histogram_sentence(h),
+    }
 
 
 def distance(c: compare.Checks) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ import pytest
 from analyzer.api import Analysis, Options, analyze
 from analyzer.report.comparisons import awr_table, baseline_table, comparison_blocks, what_if_table
 from analyzer.report.context import Context, Table
+from analyzer.simulate import SimOptions, simulate
 from analyzer.zones import parse_zones
 
 FIXTURES = Path("tests/fixtures")
@@ -68,3 +69,31 @@ def test_every_companion_gets_its_section(paper: Analysis) -> None:
     assert any(isinstance(p, str) and "does not overlap" in p for p in awr_parts)
     distance = comparison_blocks(c)[-1].parts[0]
     assert isinstance(distance, str) and "Over 1,200 km light in fibre needs about 12.0 ms" in distance
+
+
+def test_the_awr_histograms_are_set_beside_the_writes_of_their_window(tmp_path: Path) -> None:
+    """The `*-sim-*` reports were written for the set of seed 7 at UTC+02:00 (tests/test_reconcile.py)."""
+    out = tmp_path / "set"
+    simulate(out, SimOptions(scenario="standby-io", writes=600, seed=7, primary_tz="+02:00", standby_tz="+02:00"))
+    reports = (
+        str(FIXTURES / "awr" / "awr-19c-sim-primary.txt"),
+        str(FIXTURES / "awr" / "statspack-19c-sim-standby.txt"),
+    )
+    a = analyze([str(out)], Options(awr=(*reports, str(FIXTURES / "awr" / "awr-19c-primary.txt"))))
+    c = Context.of(a, 10)
+    parts = next(b for b in comparison_blocks(c) if b.title == "Against AWR and Statspack").parts
+    tables = [p for p in parts if isinstance(p, Table) and p.headers[0] == "bucket"]
+    checks = [h for check in c.checks.awr for h in check.histograms if h.writes]
+    assert [h.event for h in checks] == ["SYNC Remote Write", "RFS write"] and len(tables) == 2  # not the other hours'
+    for h, table in zip(checks, tables, strict=True):
+        sentence = parts[parts.index(table) - 1]
+        assert isinstance(sentence, str) and sentence.startswith(f"{h.event} (")
+        assert [r[0] for r in table.rows] == [b.label for b in h.buckets]
+        assert [r[2] for r in table.rows] == [f"{b.awr_pct:.1f}" for b in h.buckets]
+        assert [int(r[4]) for r in table.rows] == [b.trace_writes for b in h.buckets]
+        assert sum(int(r[4]) for r in table.rows) == h.writes
+    doc = [r for r in c.summary["awr"] if r["histograms"]]
+    assert [h["event"] for r in doc for h in r["histograms"]] == ["SYNC Remote Write", "RFS write", "SYNC Remote Write"]
+    first = doc[0]["histograms"][0]
+    assert first["writes"] == checks[0].writes and first["finding"] == parts[parts.index(tables[0]) - 1]
+    assert [b["trace_writes"] for b in first["buckets"]] == [b.trace_writes for b in checks[0].buckets]
