@@ -17,6 +17,7 @@ import polars as pl
 from analyzer.schemas import CLOCK, WRITES
 from analyzer.summary import matched_only
 from analyzer.units import elapsed_ms
+from analyzer.words import ms
 from analyzer.zones import for_host
 
 #: writes used for an estimate: the `BEST` smallest round trips, at least `BEST_MIN`
@@ -89,7 +90,8 @@ def _drift(rows: pl.DataFrame) -> tuple[float | None, str | None]:
     half = rows.height // 2
     first, second = rows.head(half), rows.tail(rows.height - half)
     (o1, b1, _, _), (o2, b2, _, _) = _estimate(first), _estimate(second)
-    warning = f"the offset moved {o2 - o1:+.3f} ms during the trace (clock drift)" if abs(o2 - o1) > b1 + b2 else None
+    moved = abs(o2 - o1) > b1 + b2
+    warning = f"the offset moved {ms(o2 - o1, signed=True)} during the trace (clock drift)" if moved else None
     return o2 - o1, warning
 
 
@@ -121,7 +123,7 @@ def estimate_offsets(writes: pl.DataFrame, overrides: dict[str, float] | None = 
             drift, moved = _drift(group)
             typical = float(group.select(pl.col("network_ms").median()).item() or 0.0) / 2  # a one-way delay
             vague = (
-                f"one-way delays are not meaningful: bound {bound:.3f} ms against ~{typical:.3f} ms each way"
+                f"one-way delays are not meaningful: bound {ms(bound)} against ~{ms(typical)} each way"
                 if bound >= MEANINGFUL * typical
                 else None
             )

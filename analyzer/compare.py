@@ -26,7 +26,7 @@ import polars as pl
 from analyzer.oratcptest import BaselineRun
 from analyzer.reconcile import AwrCheck, awr_check
 from analyzer.results import Analysis
-from analyzer.summary import matched_only
+from analyzer.summary import matched_only, stamp_resolution
 from analyzer.vocab import Transport
 
 #: round trip (ms) light in fibre needs per km: about 1 ms per 100 km (5 us per km each way)
@@ -37,6 +37,8 @@ SYNC_LIMIT_MS = 20.0
 FLOOR_QUANTILE = 0.01
 #: the MAA advice: socket buffers of this many times the bandwidth-delay product
 BDP_FACTOR = 3
+#: where a bandwidth-delay product's round trip comes from when the writes give it
+WRITES_NETWORK_P50 = "the writes' network p50"
 
 
 def _float(value: object) -> float | None:
@@ -264,7 +266,7 @@ def bandwidth_delay(writes: pl.DataFrame, checks: Sequence[RunCheck]) -> Bandwid
     bandwidth = float(bandwidth or 0.0)
     network = distribution(matched_only(writes, "network_ms")["network_ms"], float("inf")).p50_ms
     if network is not None and network > 0:
-        round_trip, rt_source = network, "the writes' network p50"
+        round_trip, rt_source = network, WRITES_NETWORK_P50
     else:
         found = network_round_trip([c.run for c in checks])
         if found is None:
@@ -328,18 +330,26 @@ class Checks:
     bandwidth_delay: BandwidthDelay | None
     awr: tuple[AwrCheck, ...]
     distance: DistanceCheck | None
+    #: the writes' coarsest stamp resolution (ms): how finely their figures may be written
+    resolution_ms: float | None = None
 
 
-def checks(a: Analysis) -> Checks:
-    """The comparisons of an analysis: the what-ifs, its baseline runs, its reports, its distance."""
+def checks(a: Analysis, writes: pl.DataFrame | None = None) -> Checks:
+    """The comparisons of an analysis: the what-ifs, its baseline runs, its reports, its distance.
+
+    `writes`: some of its writes (one configuration's) to compare instead of all; the AWR and Statspack
+    reports, which pick the writes of their own host and window, are then left out.
+    """
     threshold = a.options.threshold_ms
-    runs = run_checks(a.writes, a.baselines)
+    chosen = a.writes if writes is None else writes
+    runs = run_checks(chosen, a.baselines)
     found = network_round_trip(a.baselines)
     return Checks(
-        fast_sync=fast_sync(a.writes, threshold),
-        at_round_trip=at_round_trip(a.writes, threshold, *found) if found else None,
+        fast_sync=fast_sync(chosen, threshold),
+        at_round_trip=at_round_trip(chosen, threshold, *found) if found else None,
         runs=tuple(runs),
-        bandwidth_delay=bandwidth_delay(a.writes, runs),
-        awr=tuple(awr_check(report, a) for report in a.awr_reports),
-        distance=None if a.options.distance_km is None else distance_check(a.writes, a.options.distance_km),
+        bandwidth_delay=bandwidth_delay(chosen, runs),
+        awr=tuple(awr_check(report, a) for report in a.awr_reports) if writes is None else (),
+        distance=None if a.options.distance_km is None else distance_check(chosen, a.options.distance_km),
+        resolution_ms=stamp_resolution(chosen),
     )

@@ -15,6 +15,7 @@ from analyzer.compare import (
     BDP_FACTOR,
     FLOOR_QUANTILE,
     SYNC_LIMIT_MS,
+    WRITES_NETWORK_P50,
     BandwidthDelay,
     DistanceCheck,
     RunCheck,
@@ -22,21 +23,11 @@ from analyzer.compare import (
     run_name,
     size_text,
 )
-from analyzer.reconcile import AGREE_SHARE, AwrCheck, EventCheck, Impact
+from analyzer.reconcile import AGREE_SHARE, AwrCheck, EventCheck, HistogramBucket, HistogramCheck, Impact
+from analyzer.words import ms
 
 #: the traces cover "little" of a report's window below this share: AWR averages other minutes too
 COVERED_SHARE = 0.9
-
-
-def ms(value: float | None) -> str:
-    """`1,835 ms`, `302.2 ms`, `2.3 ms`, `0.601 ms`: three significant digits at most below 100 ms."""
-    if value is None:
-        return "n/a"
-    if abs(value) >= 100:
-        return f"{value:,.0f} ms"
-    if abs(value) >= 10:
-        return f"{value:.1f} ms"
-    return f"{value:.3g} ms"
 
 
 def _n(count: int, noun: str) -> str:
@@ -49,18 +40,19 @@ def _span(first: datetime | None, last: datetime | None) -> str:
     return f"{first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S} UTC"
 
 
-def _fall(w: WhatIf) -> str:
+def _fall(w: WhatIf, res: float | None) -> str:
     """`slow writes would fall from 132 to 2 and p99 go from 302 ms to 2.3 ms` (or stay at ...)."""
     before, after = w.real.slow_writes, w.what_if.slow_writes
     slow = f"fall from {before:,} to {after:,}" if after < before else f"stay at {before:,}"
-    p99, p99_after = ms(w.real.p99_ms), ms(w.what_if.p99_ms)
+    p99, p99_after = ms(w.real.p99_ms, res), ms(w.what_if.p99_ms, res)
     change = f"go from {p99} to {p99_after}" if p99_after != p99 else f"stay at {p99}"
     return f"slow writes would {slow} and p99 {change}"
 
 
 # ---------------------------------------------------------------------------- what-if
-def fast_sync_sentence(w: WhatIf) -> str:
-    """What Fast Sync would have changed, or that the writes are on it already."""
+def fast_sync_sentence(w: WhatIf, res: float | None = None) -> str:
+    """What Fast Sync would have changed, or that the writes are on it already (`res`: the writes' stamp
+    resolution, ms)."""
     if w.already == w.real.writes:
         return (
             f"Every one of the {w.real.writes:,} writes seen on both sides already went over Fast Sync (SYNC"
@@ -68,22 +60,24 @@ def fast_sync_sentence(w: WhatIf) -> str:
         )
     already = f"; the {w.already:,} already on Fast Sync count as they were" if w.already else ""
     return (
-        f"With Fast Sync, {_fall(w)} (each of the {w.real.writes:,} writes seen on both sides without its standby"
-        f" I/O, never below its network time{already}): {ms(w.saved_ms)} of slow-write time would be saved."
+        f"With Fast Sync, {_fall(w, res)} (each of the {w.real.writes:,} writes seen on both sides without its"
+        f" standby I/O, never below its network time{already}): {ms(w.saved_ms, res)} of slow-write time would be"
+        " saved."
     )
 
 
-def round_trip_sentence(w: WhatIf) -> str:
+def round_trip_sentence(w: WhatIf, res: float | None = None) -> str:
     """What the writes would have cost with their network part no longer than the oratcptest round trip."""
+    source = w.source.removeprefix("oratcptest ")
     return (
-        f"At the {ms(w.round_trip_ms)} oratcptest round trip ({w.source.removeprefix('oratcptest ')}), {_fall(w)}:"
-        f" the network above that round trip cost {ms(w.saved_ms)} of slow-write time."
+        f"At the {ms(w.round_trip_ms)} oratcptest round trip ({source}), {_fall(w, res)}: the network above that"
+        f" round trip cost {ms(w.saved_ms, res)} of slow-write time."
     )
 
 
 # ---------------------------------------------------------------------------- oratcptest
-def run_sentence(check: RunCheck) -> str:
-    """One oratcptest run beside the figure it measures."""
+def run_sentence(check: RunCheck, res: float | None = None) -> str:
+    """One oratcptest run beside the figure it measures (`res`: the writes' stamp resolution, ms)."""
     name = run_name(check.run)
     unfinished = "" if check.run.finished else " (the run did not finish: its averages were not printed)"
     if check.compared_with is None:
@@ -98,20 +92,21 @@ def run_sentence(check: RunCheck) -> str:
     label = "total" if written else "network"
     kind = "with disk write" if written else "without disk write"
     text = (
-        f"oratcptest {name}: {label} p50 {ms(check.p50_ms)} (p99 {ms(check.p99_ms)}) against a"
+        f"oratcptest {name}: {label} p50 {ms(check.p50_ms, res)} (p99 {ms(check.p99_ms, res)}) against a"
         f" {ms(check.latency_ms)} oratcptest round trip {kind}"
     )
     if written and check.disk_write_ms is not None:
         text += f" (standby I/O p50 {ms(check.rfs_io_p50_ms)} against its {ms(check.disk_write_ms)} disk write)"
     if check.slow_above:
-        text += f"; {_n(check.slow_above, 'slow writes')} spent {ms(check.slow_excess_ms)} above it"
+        text += f"; {_n(check.slow_above, 'slow writes')} spent {ms(check.slow_excess_ms, res)} above it"
     else:
         text += "; no slow write went above it"
     return text + f" ({_n(check.above, 'writes')} in all){unfinished}."
 
 
-def bdp_sentence(bd: BandwidthDelay) -> str:
-    """The bandwidth-delay product, 3 x BDP, and the socket buffer oratcptest ran with against it."""
+def bdp_sentence(bd: BandwidthDelay, res: float | None = None) -> str:
+    """The bandwidth-delay product, 3 x BDP, and the socket buffer oratcptest ran with against it (`res`:
+    the writes' stamp resolution, for a round trip that is the writes' network p50)."""
     lower = (
         ""
         if bd.from_async
@@ -119,7 +114,8 @@ def bdp_sentence(bd: BandwidthDelay) -> str:
     )
     text = (
         f"Bandwidth-delay product: {bd.bandwidth_bytes_s / 2**20:,.1f} MiB/s ({bd.bandwidth_source}){lower}"
-        f" x {ms(bd.round_trip_ms)} ({bd.round_trip_source}) = {size_text(bd.bdp_bytes)}; the MAA advice is socket"
+        f" x {ms(bd.round_trip_ms, res if bd.round_trip_source == WRITES_NETWORK_P50 else None)}"
+        f" ({bd.round_trip_source}) = {size_text(bd.bdp_bytes)}; the MAA advice is socket"
         f" buffers of {BDP_FACTOR} x BDP = {size_text(bd.advised_bytes)}"
     )
     if bd.send_buffer_bytes is None:
@@ -242,6 +238,74 @@ def impact_sentence(impact: Impact) -> str:
     return text + ": the commits wait on the local redo log write more than on the standby."
 
 
+#: the traces' tail is "as often" as the report's within this factor
+TAIL_FACTOR = 2.0
+
+
+def _bound(value_ms: float) -> str:
+    """A histogram bound (a power of two): `0.512 ms`, `1 ms`, `1,024 ms`."""
+    return f"{value_ms:,.0f} ms" if value_ms >= 1 else ms(value_ms)
+
+
+def bucket_range(b: HistogramBucket) -> str:
+    """`under 1 ms`, `1 to 2 ms`, `1,024 ms or more`: a bucket's bounds in words."""
+    if b.upper_ms is None:
+        return f"{_bound(b.lower_ms)} or more"
+    if not b.lower_ms:
+        return f"under {_bound(b.upper_ms)}"
+    return f"{_bound(b.lower_ms).removesuffix(' ms')} to {_bound(b.upper_ms)}"
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1f}%" if value < 10 else f"{value:.0f}%"
+
+
+def histogram_sentence(h: HistogramCheck) -> str:
+    """The report's histogram of an event beside the traces' in a DBA's words: where half the waits (and
+    writes) fall, how often each reaches the tail, and what the difference says."""
+    tables = " and ".join(dict.fromkeys(b.table for b in h.buckets))
+    waits = f"{h.waits:,} waits" if h.waits is not None else "waits"
+    what = "totals" if h.measure == "total" else "RFS I/O times"
+    head = f"{h.event} ({tables}): the report's {waits} beside the {what} of the {_n(h.writes, 'writes')} of its window"
+    if h.io_waits is not None and h.writes:
+        head += (
+            f" ({_n(h.io_waits, 'RFS I/O waits')}, {h.io_waits / h.writes:.1f} per write; a write's waits are summed,"
+            " so a write of several waits falls in a higher bucket than each of them)"
+        )
+    if not h.writes:
+        return head + ": none of the traces' writes falls in its window, nothing to set beside it."
+    median_awr, median_trace = h.median_bucket()
+    parts = [head + "."]
+    if median_awr is not None and median_trace is not None:
+        same = median_awr is median_trace
+        parts.append(
+            f"Half the waits took {bucket_range(median_awr)}"
+            + (", and so did half the writes." if same else f"; half the writes {bucket_range(median_trace)}.")
+        )
+    if h.tail_ms is not None:
+        awr, traces = h.at_least(h.tail_ms)
+        traces = traces or 0.0
+        at = f"{_bound(h.tail_ms)} or more"
+        if not awr and not traces:
+            parts.append(f"Neither has a wait of {at}.")
+        elif traces > TAIL_FACTOR * awr:
+            parts.append(
+                f"{_pct(traces)} of the writes took {at}, against {_pct(awr)} of the report's waits: the traced"
+                " minutes are worse than the report's window on average (the incident is in them)."
+            )
+        elif traces * TAIL_FACTOR < awr:
+            parts.append(
+                f"{_pct(awr)} of the report's waits took {at}, against {_pct(traces)} of the writes: most of the"
+                " window's slow waits fall outside the traced minutes (or on a destination the traces do not hold)."
+            )
+        else:
+            parts.append(
+                f"{_pct(traces)} of the writes and {_pct(awr)} of the report's waits took {at}: the traced minutes"
+                " look like the rest of the window."
+            )
+    return " ".join(parts)
+
+
 def skipped_sentence(check: AwrCheck) -> str:
     """The sections of the report that were not read, and why ("" when all were)."""
     parts = [
@@ -252,21 +316,22 @@ def skipped_sentence(check: AwrCheck) -> str:
 
 
 # ---------------------------------------------------------------------------- distance
-def distance_sentence(d: DistanceCheck) -> str:
-    """The lowest round trips beside what light in fibre needs, and the 20 ms beyond which SYNC is rarely viable."""
+def distance_sentence(d: DistanceCheck, res: float | None = None) -> str:
+    """The lowest round trips beside what light in fibre needs, and the 20 ms beyond which SYNC is rarely viable
+    (`res`: the writes' stamp resolution, ms)."""
     light = f"Over {d.km:,.0f} km light in fibre needs about {ms(d.light_ms)} of round trip (1 ms per 100 km)"
     if d.floor_ms is None or d.above_ms is None:
         text = light + "; no write was seen on both sides to set beside it."
     elif d.above_ms < 0:
         text = (
             light + f"; the lowest round trips (network p{FLOOR_QUANTILE * 100:g} of {_n(d.writes, 'writes')})"
-            f" are {ms(d.floor_ms)}, below it: check the distance (a shorter fibre path?) or the stamps."
+            f" are {ms(d.floor_ms, res)}, below it: check the distance (a shorter fibre path?) or the stamps."
         )
     else:
         text = (
             light + f"; the lowest round trips (network p{FLOOR_QUANTILE * 100:g} of {_n(d.writes, 'writes')})"
-            f" are {ms(d.floor_ms)}, {ms(d.above_ms)} above that floor (equipment, routing and the redo's own"
-            f" transfer), and the network p50 is {ms(d.p50_ms)}."
+            f" are {ms(d.floor_ms, res)}, {ms(d.above_ms, res)} above that floor (equipment, routing and the redo's"
+            f" own transfer), and the network p50 is {ms(d.p50_ms, res)}."
         )
     if d.light_ms >= SYNC_LIMIT_MS:
         return text + (

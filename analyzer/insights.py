@@ -12,10 +12,10 @@ import polars as pl
 from analyzer import crosscheck
 from analyzer.compare import Checks
 from analyzer.schemas import TIMELINE
-from analyzer.summary import STAT_COLUMNS, component_stats, matched_only, time_shares
+from analyzer.summary import STAT_COLUMNS, component_stats, matched_only, resolution_of, stamp_resolution, time_shares
 from analyzer.switching import SwitchAnalysis
 from analyzer.vocab import TOTAL_AND_COMPONENTS, Component
-from analyzer.words import duration, plural
+from analyzer.words import duration, ms, plural
 
 #: a component drives the slow writes when it holds at least this share of slow-write time
 MAJOR_SHARE = 0.4
@@ -160,12 +160,14 @@ def few(slow: int) -> str:
     return f"From {plural(slow, 'slow write')} only, treat as a hint: " if slow < FEW_SLOW else ""
 
 
-def _component_evidence(component: str, m: Mapping[str, Any], threshold_ms: float) -> str:
+def _component_evidence(component: str, m: Mapping[str, Any], threshold_ms: float, res: float | None) -> str:
+    """The numbers behind a component's advice; `res`: the writes' stamp resolution (ms)."""
+    own = resolution_of(component, res)
     return few(m["slow_writes"]) + (
-        f"{Component(component).label} was {m['share']:.0%} of slow-write time ({m['component_ms']:,.1f} of"
-        f" {m['slow_total_ms']:,.1f} ms over {plural(m['slow_writes'], 'write')} >= {threshold_ms:g} ms)"
-        f" and the largest part of {m['largest_in']} of them; over all writes its p50 is {m['p50_ms']:,.3f} ms, p99"
-        f" {m['p99_ms']:,.3f} ms, max {m['max_ms']:,.3f} ms."
+        f"{Component(component).label} was {m['share']:.0%} of slow-write time ({ms(m['component_ms'], own)} of"
+        f" {ms(m['slow_total_ms'], res)} over {plural(m['slow_writes'], 'write')} >= {threshold_ms:g} ms)"
+        f" and the largest part of {m['largest_in']} of them; over all writes its p50 is {ms(m['p50_ms'], own)},"
+        f" p99 {ms(m['p99_ms'], own)}, max {ms(m['max_ms'], own)}."
     )
 
 
@@ -179,14 +181,13 @@ def _version_note(versions: Collection[str]) -> str:
     return f" These traces come from Oracle {', '.join(old)}, where Fast Sync is not available." if old else ""
 
 
-def _redo_log_size(sw: SwitchAnalysis) -> Recommendation:
+def _redo_log_size(sw: SwitchAnalysis, res: float | None) -> Recommendation:
     near, rest = sw.comparison.row(0, named=True), sw.comparison.row(1, named=True)
     evidence = few(sw.slow_near + sw.slow_elsewhere) + (
         f"{sw.slow_near} of {plural(sw.slow_near + sw.slow_elsewhere, 'slow write')} were sent"
         f" within {sw.window_s:.3g} s of one of {sw.switches.height} log switch(es);"
         f" {near['slow_rate']:.0%} of the writes near a switch were slow against {rest['slow_rate']:.1%} elsewhere;"
-        f" p99 {near['p99_ms']:.1f} ms near a switch against"
-        f" {rest['p99_ms']:.1f} ms elsewhere"
+        f" p99 {ms(near['p99_ms'], res)} near a switch against {ms(rest['p99_ms'], res)} elsewhere"
     )
     if sw.interval_min is not None:
         every = duration(sw.interval_min * 60.0)
@@ -226,12 +227,13 @@ def _compared(rec_id: str, checks: Checks | None) -> tuple[str, str, dict[str, f
             "fastsync_p99_ms": w.what_if.p99_ms,
             "fastsync_saved_ms": round(w.saved_ms, 3),
         }
-        return " " + crosscheck.fast_sync_sentence(w), "", what_if
+        return " " + crosscheck.fast_sync_sentence(w, checks.resolution_ms), "", what_if
     if rec_id != "network":
         return "", "", {}
-    evidence = [crosscheck.round_trip_sentence(checks.at_round_trip)] if checks.at_round_trip else []
-    evidence += [crosscheck.run_sentence(c) for c in checks.runs if c.compared_with]
-    evidence += [crosscheck.distance_sentence(checks.distance)] if checks.distance else []
+    res = checks.resolution_ms
+    evidence = [crosscheck.round_trip_sentence(checks.at_round_trip, res)] if checks.at_round_trip else []
+    evidence += [crosscheck.run_sentence(c, res) for c in checks.runs if c.compared_with]
+    evidence += [crosscheck.distance_sentence(checks.distance, res)] if checks.distance else []
     bd = checks.bandwidth_delay
     metrics: dict[str, float | int | None] = {}
     if checks.at_round_trip:
@@ -239,7 +241,7 @@ def _compared(rec_id: str, checks: Checks | None) -> tuple[str, str, dict[str, f
     if bd:
         metrics |= {"bdp_bytes": round(bd.bdp_bytes), "advised_buffer_bytes": round(bd.advised_bytes)}
         metrics["send_buffer_bytes"] = bd.send_buffer_bytes
-    advice = " " + crosscheck.bdp_sentence(bd) if bd else ""
+    advice = " " + crosscheck.bdp_sentence(bd, res) if bd else ""
     return "".join(" " + e for e in evidence), advice, metrics
 
 
@@ -255,14 +257,15 @@ def recommendations(
 
     Log switches count every write with a total; the components only writes seen on both sides.
     """
-    out = [_redo_log_size(switches)] if switches.clustered else []
+    res = stamp_resolution(writes)
+    out = [_redo_log_size(switches, res)] if switches.clustered else []
     both = _matched(writes)
     shares = time_shares(both) if both["slow"].any() else {}
     for component in sorted(shares, key=lambda c: -shares[c]):
         if shares[component] < MAJOR_SHARE:
             continue
         metrics = _component_metrics(both, component, shares[component])
-        evidence = _component_evidence(component, metrics, threshold_ms)
+        evidence = _component_evidence(component, metrics, threshold_ms, res)
         for rec_id, title, advice in ADVICE[Component(component)]:
             if rec_id == "fast-sync" and _on_fast_sync(writes):
                 continue

@@ -6,10 +6,16 @@ measures; the standby's `RFS write` what its RFS I/O waits measure (`rfs_io / rf
 MAA paper's impact view sets `log file sync` (the commit wait) beside `log file parallel write` (the
 local write) and `SYNC Remote Write`: how much of the commit wait is remote. A report's times are the
 database host's local time, read in the zone of that host's trace files (else `--tz`).
+
+The report's Wait Event Histogram of `SYNC Remote Write` (and of `RFS write` on the standby) is set beside
+the traces' own histogram of the same writes (`HistogramCheck`): its tables (the main one, the detail
+tables up to 32 ms, 2 s, 2 min) are merged into one partition of V$EVENT_HISTOGRAM buckets, and each
+bucket gets the share of the writes whose total (RFS I/O time) falls in it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -83,6 +89,147 @@ class Impact:
         return None if self.local_write_ms is None else self.local_write_ms / self.log_file_sync_ms
 
 
+def oracle_bound(value_ms: float) -> float:
+    """A histogram bound as V$EVENT_HISTOGRAM draws it: a power of two of milliseconds from 1 ms (the
+    reports' `1s` is 1024 ms, `1/8s` 128 ms, `1m` 64 x 1024 ms), of microseconds below."""
+    if value_ms <= 0:
+        return 0.0
+    if value_ms >= 1:
+        return float(2 ** round(math.log2(value_ms)))
+    return float(2 ** round(math.log2(value_ms * 1000))) / 1000
+
+
+@dataclass(frozen=True)
+class HistogramBucket:
+    """One bucket: its label and table as the report prints them, its bounds (ms, `oracle_bound`), the share
+    of the event's waits the report puts in it and how many of the traces' writes fall in it."""
+
+    label: str
+    table: str
+    lower_ms: float
+    upper_ms: float | None
+    awr_pct: float
+    trace_writes: int
+
+
+@dataclass(frozen=True)
+class HistogramCheck:
+    """A report's histogram of one event beside the traces' histogram of the writes of its window."""
+
+    event: str
+    #: "total" (SYNC Remote Write: each write's total) or "rfs_io per write" (RFS write: each write's RFS I/O time)
+    measure: str
+    #: the event's waits in the report (its main table's count)
+    waits: int | None
+    #: the writes compared (with RFS I/O waits, for `RFS write`) and, for `RFS write`, their I/O waits
+    writes: int
+    io_waits: int | None
+    buckets: tuple[HistogramBucket, ...]
+    #: where the tail starts: the highest bucket bound at or below the slow-write threshold (ms)
+    tail_ms: float | None = None
+
+    def trace_pct(self, bucket: HistogramBucket) -> float | None:
+        """The share (%) of the compared writes in a bucket, None without any write."""
+        return 100.0 * bucket.trace_writes / self.writes if self.writes else None
+
+    def at_least(self, bound_ms: float) -> tuple[float, float | None]:
+        """The shares (%) of the report's waits and of the traces' writes at `bound_ms` or more."""
+        above = [b for b in self.buckets if b.lower_ms >= bound_ms]
+        writes = sum(b.trace_writes for b in above)
+        return sum(b.awr_pct for b in above), (100.0 * writes / self.writes if self.writes else None)
+
+    def median_bucket(self) -> tuple[HistogramBucket | None, HistogramBucket | None]:
+        """The buckets that hold the median wait of the report and the median write of the traces."""
+        return _median(self.buckets, [b.awr_pct for b in self.buckets]), _median(
+            self.buckets, [float(b.trace_writes) for b in self.buckets]
+        )
+
+
+def _median(buckets: tuple[HistogramBucket, ...], weights: list[float]) -> HistogramBucket | None:
+    total, running = sum(weights), 0.0
+    for bucket, weight in zip(buckets, weights, strict=True):
+        running += weight
+        if total and running >= total / 2:
+            return bucket
+    return None
+
+
+#: a bucket of a report's table: label, table, lower and upper bound (ms, `oracle_bound`), share of the waits (%)
+_Part = tuple[str, str, float, float | None, float]
+
+
+def _partition(rows: pl.DataFrame) -> list[_Part]:
+    """The finest buckets the report's tables of one event give, in order, without overlap: from each
+    bound on, the bucket of any table that starts there and ends first (a detail table's first bucket,
+    `<32ms`, holds every wait below its range)."""
+    found: list[_Part] = [
+        (
+            str(r["bucket"]),
+            str(r["table"]),
+            oracle_bound(float(r["lower_ms"])),
+            None if r["upper_ms"] is None else oracle_bound(float(r["upper_ms"])),
+            float(r["pct"]),
+        )
+        for r in rows.iter_rows(named=True)
+    ]
+    out: list[_Part] = []
+    at: float | None = 0.0
+    while at is not None:
+        starting = [p for p in found if p[2] == at] or [p for p in found if p[2] > at]
+        if not starting:
+            break
+        low = min(p[2] for p in starting)
+        chosen = min((p for p in starting if p[2] == low), key=lambda p: math.inf if p[3] is None else p[3])
+        out.append(chosen)
+        at = chosen[3]
+    return out
+
+
+def _between(values: pl.Series, lower: float, upper: float | None) -> pl.Series:
+    return values >= lower if upper is None else (values >= lower) & (values < upper)
+
+
+#: the events whose histograms are set beside the traces', with the side that prints them and the measure
+HISTOGRAM_EVENTS = {"SYNC Remote Write": (Role.PRIMARY, "total"), "RFS write": (Role.STANDBY, "rfs_io per write")}
+
+
+def histogram_check(
+    report: AwrReport, event: str, measure: str, inside: pl.DataFrame, threshold_ms: float
+) -> HistogramCheck | None:
+    """The report's histogram of `event` (all its tables merged) beside the `inside` writes' total (or RFS
+    I/O time, of the writes that waited on RFS I/O), bucket by bucket; None when the report prints none.
+    The tail is what lies at the highest bucket bound at or below `threshold_ms` or beyond."""
+    rows = report.histogram.filter(pl.col("event") == event)
+    if not rows.height:
+        return None
+    parts = _partition(rows)
+    io_waits = None
+    if measure == "total":
+        values = inside["total_ms"].drop_nulls()
+    else:
+        waited = inside.filter(pl.col("rfs_io_waits") > 0)
+        values, io_waits = waited["rfs_io_ms"].drop_nulls(), int(waited["rfs_io_waits"].sum())
+    buckets = [
+        HistogramBucket(label, table, lower, upper, pct, int(_between(values, lower, upper).sum()))
+        for label, table, lower, upper, pct in parts
+    ]
+    while len(buckets) > 1 and not buckets[0].awr_pct and not buckets[0].trace_writes:
+        buckets.pop(0)
+    while len(buckets) > 1 and not buckets[-1].awr_pct and not buckets[-1].trace_writes:
+        buckets.pop()
+    most = rows["waits"].max()  # the main table counts every wait; a detail table those of its range
+    bounds = [b.lower_ms for b in buckets if 0 < b.lower_ms <= threshold_ms]
+    return HistogramCheck(
+        event,
+        measure,
+        int(most) if isinstance(most, int) else None,
+        values.len(),
+        io_waits,
+        tuple(buckets),
+        max(bounds) if bounds else None,
+    )
+
+
 @dataclass(frozen=True)
 class AwrCheck:
     """One report: its side, its window in UTC, how it overlaps the writes, its events beside the traces."""
@@ -107,6 +254,8 @@ class AwrCheck:
     #: writes inside the window that went over Fast Sync, and the SYNC destinations they went to
     fast_sync_writes: int
     destinations: tuple[str, ...]
+    #: the report's histogram of `SYNC Remote Write` / `RFS write` beside the traces' (when it prints one)
+    histograms: tuple[HistogramCheck, ...] = ()
 
     @property
     def window_s(self) -> float | None:
@@ -206,6 +355,12 @@ def awr_check(report: AwrReport, a: Analysis) -> AwrCheck:
             mean = float(inside["rfs_io_ms"].sum()) / io_waits if io_waits else None
             check = _with(check, "rfs_io per wait", io_waits, mean)
         events.append(check)
+    histograms = [
+        found
+        for event, (role, measure) in HISTOGRAM_EVENTS.items()
+        if (side == str(Role.STANDBY)) == (role is Role.STANDBY)
+        and (found := histogram_check(report, event, measure, inside, a.options.threshold_ms)) is not None
+    ]
     fast = inside.filter(pl.col("transport").cast(pl.String) == str(Transport.FASTSYNC)).height
     return AwrCheck(
         report=report,
@@ -222,6 +377,7 @@ def awr_check(report: AwrReport, a: Analysis) -> AwrCheck:
         impact=_impact(events),
         fast_sync_writes=fast,
         destinations=tuple(sorted(inside["standby_db"].cast(pl.String).drop_nulls().unique().to_list())),
+        histograms=tuple(histograms),
     )
 
 

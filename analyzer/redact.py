@@ -123,6 +123,8 @@ def _collect(a: Analysis) -> Pseudonyms:
     for frame, columns in ((frame, ("primary_host", "standby_host")) for frame in frames):
         for column in columns:
             hosts |= {h for h in frame[column].cast(pl.String).unique().to_list() if h}
+    for column, kind in (("database", databases), ("instance", instances), ("host", hosts)):  # the alert logs'
+        kind |= {v for v in a.destinations[column].unique().to_list() if v}
     names = Pseudonyms()
     hosts = _fullest(hosts - {f.source.label for f in a.files})  # a file without a host stands for it
     for value in sorted(hosts, key=str.lower):
@@ -279,19 +281,18 @@ def redact(a: Analysis) -> tuple[Analysis, Pseudonyms]:
         for s in a.skipped
     ]
     files = [replace(f, identity=_deep(f.identity, value)) for f in files]
+    # every table of the analysis, whatever it holds (a table added later is redacted too)
+    tables: dict[str, Any] = {
+        t.name: _frame(table, value) for t in fields(a) if isinstance(table := getattr(a, t.name), pl.DataFrame)
+    }
     redacted = replace(
         a,
         options=_options(a.options, names, labels),
         files=files,
         topology=_deep(a.topology, value),
-        shipments=_frame(a.shipments, value),
-        shipment_clock=_frame(a.shipment_clock, value),
         link_counts=_deep(a.link_counts, value),
         skipped=skipped,
-        writes=_frame(a.writes, value),
-        unmatched=_frame(a.unmatched, value),
-        warnings=_frame(a.warnings, value),
-        clock=_frame(a.clock, value),
+        **tables,
         **_companions(a, value),
     )
     return redacted, names

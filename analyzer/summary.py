@@ -24,6 +24,25 @@ def matched_only(writes: pl.DataFrame, *columns: str) -> pl.DataFrame:
     return chosen if chosen["matched"].all() else chosen.filter(pl.col("matched"))
 
 
+def stamp_resolution(writes: pl.DataFrame) -> float | None:
+    """The coarsest stamp resolution of the writes (ms): how fine any figure drawn from their stamps (a total,
+    its network part, a percentile or a sum of them) can be told; None without any write."""
+    if "resolution_ms" not in writes.columns:
+        return None
+    found = writes["resolution_ms"].max()
+    return float(found) if isinstance(found, int | float) else None
+
+
+#: the measures that come from 10046 `ela` (microseconds), not from the transport stamps
+ELA_MEASURES = ("rfs_io", "rfs_io_ms")
+
+
+def resolution_of(measure: str, stamps_ms: float | None) -> float | None:
+    """The resolution of a measure (`total`, `rfs_io_ms`, ...) of writes whose stamps have `stamps_ms`:
+    RFS I/O time is summed from `ela` (microseconds); every other measure is a difference of stamps."""
+    return None if measure in ELA_MEASURES else stamps_ms
+
+
 def component_stats(writes: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """count, mean, p50, p90, p99, max for each measure; a percentile is the observed value at index
     round(q x (n - 1)) of the sorted values (polars' "nearest"), never an interpolated one."""

@@ -218,6 +218,52 @@ def test_awr_11_2_html_every_value() -> None:
     assert r.skipped == ()
 
 
+#: "<2s" ... ">=2m" (the 4 sec to 2 min tables): `m` is minutes beside `s` headings, "< 1m" has a space
+MINUTES: list[tuple[float, float | None]] = [(0.0, 2000.0), *((2000.0 * 2**k, 4000.0 * 2**k) for k in range(4))]
+MINUTES += [(32000.0, 60000.0), (60000.0, 120000.0), (120000.0, None)]
+UP_TO_2M = _pairs(["<2s", "<4s", "<8s", "<16s", "<32s", "<1m", "<2m", ">=2m"], MINUTES)
+
+
+def test_awr_12c_html_every_value() -> None:
+    r = read_awr(FIXTURES / "awr-12c-primary.html")
+    assert _head(r) == ("awr", "html", "HARBOR", "harbor1", "hbrdb01", None, "12.1.0.2.0")
+    assert _window(r) == (8802, 8803, datetime(2025, 1, 28, 10, 0, 51), datetime(2025, 1, 28, 11, 0, 3), 3552.0)
+    # the "Top 10 Foreground Events" summary (log file sync, 26.3K s) is not a wait event section
+    assert _events(r) == [
+        ("foreground", "log file sync", 5790214, 0.0, 26310.0, 4.54, 61),
+        ("background", "SYNC Remote Write", 902114, 0.0, 3158.0, 3.50, 76),
+        ("background", "log file parallel write", 902170, 0.0, 571.0, 0.63, 77),
+    ]
+    detail, minutes = "Wait Event Histogram Detail (64 msec to 2 sec)", "Wait Event Histogram Detail (4 sec to 2 min)"
+    assert _histogram(r) == {
+        # two heading rows, "% of Waits" spanning the buckets; "Redo Transport Open" is not asked for
+        "Wait Event Histogram": {
+            "SYNC Remote Write": (902100, 94, [2.9, 30.4, 43.6, 16.8, 4.5, 1.3, 0.5, 0.0]),
+            "log file parallel write": (902200, 95, [72.3, 22.0, 4.2, 1.0, 0.3, 0.1, 0.1, 0.0]),
+            "log file sync": (5790200, 96, [10.1, 30.2, 31.5, 16.4, 7.3, 3.0, 1.5, 0.0]),
+        },
+        detail: {
+            "SYNC Remote Write": (4362, 111, [99.5, 0.3, 0.1, 0.1, 0.0, 0.0, 0.0, 0.0]),
+            "log file sync": (81200, 112, [98.6, 0.8, 0.3, 0.2, 0.1, 0.0, 0.0, 0.0]),
+        },
+        minutes: {"log file sync": (3, 127, [100.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])},
+    }
+    assert _buckets(r, "Wait Event Histogram") == HIST_12
+    assert _buckets(r, detail) == UP_TO_2S
+    assert _buckets(r, minutes) == UP_TO_2M
+    # "(4 min to 1 hr)" has no table ("No data exists ..."): an HTML heading without a table is no section
+    assert r.skipped == ()
+    wanted = ("Redo Transport Open", "enq: TX - row lock contention")
+    others = read_awr(FIXTURES / "awr-12c-primary.html", events=wanted)
+    assert _events(others) == [
+        ("foreground", "enq: TX - row lock contention", 1804, 0.0, 573.0, 317.63, 63),  # a blank %Time -outs is 0
+        ("background", "Redo Transport Open", 12, 0.0, 0.0, 2.21, 78),
+    ]
+    assert _histogram(others) == {
+        "Wait Event Histogram": {"Redo Transport Open": (12, 93, [25.0, 25.0, 41.7, 8.3, 0.0, 0.0, 0.0, 0.0])}
+    }
+
+
 def test_awr_19c_html_every_value() -> None:
     r = read_awr(FIXTURES / "awr-19c-primary.html")
     assert _head(r) == ("awr", "html", "ORBIT", "orbit1", "dbprim01", "PRIMARY", "19.0.0.0.0")

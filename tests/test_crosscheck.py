@@ -11,24 +11,13 @@ from analyzer import crosscheck
 from analyzer.awr import read_awr
 from analyzer.compare import BandwidthDelay, DistanceCheck, Distribution, RunCheck, WhatIf
 from analyzer.oratcptest import read_baseline
-from analyzer.reconcile import AwrCheck, EventCheck, Impact
+from analyzer.reconcile import AwrCheck, EventCheck, HistogramBucket, HistogramCheck, Impact
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _dist(writes: int, slow: int, p99: float) -> Distribution:
     return Distribution(writes, slow, 5.0, 1.0, 2.0, p99, p99 * 2)
-
-
-def test_ms_keeps_three_significant_digits_below_100() -> None:
-    assert [crosscheck.ms(v) for v in (1835.521, 302.219, 12.49, 2.296, 0.601, None)] == [
-        "1,836 ms",
-        "302 ms",
-        "12.5 ms",
-        "2.3 ms",
-        "0.601 ms",
-        "n/a",
-    ]
 
 
 def test_fast_sync_says_how_slow_writes_and_p99_would_fall() -> None:
@@ -163,3 +152,55 @@ def test_sections_not_read_are_named_with_their_reason() -> None:
     text = crosscheck.skipped_sentence(check)
     assert text.startswith("Not read: Wait Event Histogram (up to 2 min) (line ") and not text.endswith("..")
     assert crosscheck.skipped_sentence(_awr_check()) == ""
+
+
+def _histogram(awr: list[float], writes: list[int], io_waits: int | None = None) -> HistogramCheck:
+    """SYNC Remote Write (or RFS write with `io_waits`) in buckets of 1 to 2, 2 to 4, 64 to 128 and 128 ms or more."""
+    bounds = [(1.0, 2.0, "<2ms"), (2.0, 4.0, "<4ms"), (64.0, 128.0, "<1/8s"), (128.0, None, ">=1/8s")]
+    buckets = tuple(
+        HistogramBucket(label, "Wait Event Histogram", low, high, pct, n)
+        for (low, high, label), pct, n in zip(bounds, awr, writes, strict=True)
+    )
+    event, measure = ("RFS write", "rfs_io per write") if io_waits else ("SYNC Remote Write", "total")
+    return HistogramCheck(event, measure, 119_530, sum(writes), io_waits, buckets, 64.0)
+
+
+@pytest.mark.parametrize(
+    ("awr", "writes", "said"),
+    [
+        ([60.0, 39.0, 0.5, 0.5], [50, 40, 5, 5], "10% of the writes took 64 ms or more, against 1.0% of the report's"),
+        ([40.0, 40.0, 10.0, 10.0], [60, 39, 1, 0], "20% of the report's waits took 64 ms or more, against 1.0% of the"),
+        (
+            [60.0, 35.0, 3.0, 2.0],
+            [60, 35, 3, 2],
+            "5.0% of the writes and 5.0% of the report's waits took 64 ms or more",
+        ),
+    ],
+)
+def test_a_histogram_says_where_half_the_waits_fall_and_how_often_each_reaches_the_tail(
+    awr: list[float], writes: list[int], said: str
+) -> None:
+    text = crosscheck.histogram_sentence(_histogram(awr, writes))
+    assert text.startswith(
+        "SYNC Remote Write (Wait Event Histogram): the report's 119,530 waits beside the totals of the 100 writes"
+    )
+    assert said in text
+    assert ("Half the waits took 1 to 2 ms" if awr[0] >= 50 else "Half the waits took 2 to 4 ms") in text
+    worse, outside = writes[2] + writes[3] > 2 * (awr[2] + awr[3]), 2 * (writes[2] + writes[3]) < awr[2] + awr[3]
+    assert ("the incident is in them" in text) == worse and ("fall outside the traced minutes" in text) == outside
+
+
+def test_an_rfs_write_histogram_says_the_traces_sum_the_waits_of_a_write() -> None:
+    h = _histogram([80.0, 15.0, 3.0, 2.0], [70, 20, 6, 4], io_waits=130)
+    text = crosscheck.histogram_sentence(h)
+    assert "the RFS I/O times of the 100 writes of its window (130 RFS I/O waits, 1.3 per write" in text
+    assert [crosscheck.bucket_range(b) for b in h.buckets] == [
+        "1 to 2 ms",
+        "2 to 4 ms",
+        "64 to 128 ms",
+        "128 ms or more",
+    ]
+    empty = HistogramCheck("RFS write", "rfs_io per write", 10, 0, 0, h.buckets, 64.0)
+    assert crosscheck.histogram_sentence(empty).endswith(
+        "none of the traces' writes falls in its window, nothing to set beside it."
+    )

@@ -96,7 +96,7 @@ def test_standby_io_calls_for_standby_redo_logs_and_fast_sync() -> None:
     assert "single member" in srl.advice and "fastest available disk group" in srl.advice
     assert "SYNC NOAFFIRM" in fast.title and "data loss" in fast.advice  # the trade-off is stated
     assert srl.evidence.startswith(
-        "From 2 slow writes only, treat as a hint: standby I/O (RFS write) was 90% of slow-write time (360.0 of 400.0"
+        "From 2 slow writes only, treat as a hint: standby I/O (RFS write) was 90% of slow-write time (360 ms of 400 ms"
     )
     assert srl.metrics["share"] == 0.9
     assert (srl.metrics["slow_writes"], srl.metrics["largest_in"]) == (2, 2)

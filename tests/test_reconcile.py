@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,8 +12,8 @@ import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.awr import read_awr
-from analyzer.reconcile import awr_check
+from analyzer.awr import AwrReport, read_awr
+from analyzer.reconcile import HistogramBucket, awr_check, oracle_bound
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from analyzer.zones import TimeZones
@@ -105,3 +106,90 @@ def test_an_html_report_is_compared_as_a_text_one(incident: tuple[Analysis, pl.D
     remote = next(e for e in check.events if e.event == "SYNC Remote Write")
     assert remote.mean_ms == pytest.approx(1866 * 1000 / 2_231_950) and remote.measure == "total"
     assert check.impact is not None and check.impact.log_file_sync_ms == pytest.approx(2391 * 1000 / 2_204_611)
+
+
+def _counts(values: pl.Series, buckets: tuple[HistogramBucket, ...]) -> list[int]:
+    """The values per bucket, counted here from the truth (bounds [lower, upper))."""
+    return [
+        int(((values >= b.lower_ms) & (values < (b.upper_ms if b.upper_ms is not None else float("inf")))).sum())
+        for b in buckets
+    ]
+
+
+def _report_pcts(report: AwrReport, event: str, buckets: tuple[HistogramBucket, ...]) -> list[float]:
+    """Each bucket's share as the report prints it in the table the bucket names."""
+    rows = report.histogram.filter(pl.col("event") == event)
+    return [
+        rows.filter(pl.col("table") == b.table, pl.col("bucket") == b.label)["pct"].item()  # type: ignore[misc]
+        for b in buckets
+    ]
+
+
+def test_oracle_histogram_bounds_are_powers_of_two() -> None:
+    """The reports' `1/8s` is 128 ms, `1s` 1024 ms, `1m` 64 x 1024 ms; below 1 ms, microseconds."""
+    bounds = (0.0, 0.008, 0.512, 1.0, 32.0, 125.0, 250.0, 1000.0, 2000.0, 60_000.0, 120_000.0)
+    assert [oracle_bound(b) for b in bounds] == [
+        0.0,
+        0.008,
+        0.512,
+        1.0,
+        32.0,
+        128.0,
+        256.0,
+        1024.0,
+        2048.0,
+        65536.0,
+        131072.0,
+    ]
+
+
+def test_the_sync_remote_write_histogram_is_set_beside_the_totals_of_the_writes_in_its_window(
+    incident: tuple[Analysis, pl.DataFrame],
+) -> None:
+    a, truth = incident
+    check = awr_check(a.awr_reports[0], a)
+    (h,) = check.histograms
+    mine = truth.filter(pl.col("thread") == 1)  # prim01: instance sales1, thread 1
+    assert (h.event, h.measure, h.writes, h.io_waits) == ("SYNC Remote Write", "total", mine.height, None)
+    assert h.waits == a.awr_reports[0].histogram.filter(pl.col("event") == "SYNC Remote Write")["waits"].max()
+    # the tables merged without overlap: each bucket starts where the one before ends
+    assert all(x.upper_ms == y.lower_ms for x, y in itertools.pairwise(h.buckets))
+    tables = [b.table for b in h.buckets]
+    assert tables == sorted(tables, key=lambda t: "2 sec" in t) and len(set(tables)) == 2
+    assert [b.trace_writes for b in h.buckets] == _counts(mine["total_ms"], h.buckets)
+    assert sum(b.trace_writes for b in h.buckets) == mine.height  # every write is in a bucket
+    assert [b.awr_pct for b in h.buckets] == _report_pcts(a.awr_reports[0], "SYNC Remote Write", h.buckets)
+    assert h.tail_ms == max(b.lower_ms for b in h.buckets if b.lower_ms <= a.options.threshold_ms)
+    report_tail, traces_tail = h.at_least(h.tail_ms)
+    assert traces_tail == pytest.approx(100 * (mine["total_ms"] >= h.tail_ms).sum() / mine.height)
+    assert report_tail == pytest.approx(sum(b.awr_pct for b in h.buckets if b.lower_ms >= h.tail_ms))
+
+
+def test_the_rfs_write_histogram_is_set_beside_the_rfs_io_time_of_the_writes_that_waited(
+    incident: tuple[Analysis, pl.DataFrame],
+) -> None:
+    a, truth = incident
+    check = awr_check(a.awr_reports[1], a)
+    (h,) = check.histograms
+    assert check.begin_utc is not None
+    inside = a.writes.filter(pl.col("sent_at") >= check.begin_utc, pl.col("rfs_io_waits") > 0)
+    assert (h.event, h.measure, h.writes, h.io_waits) == (
+        "RFS write",
+        "rfs_io per write",
+        inside.height,
+        inside["rfs_io_waits"].sum(),
+    )
+    waited = truth.filter(pl.col("sent_at") >= check.begin_utc, pl.col("rfs_io_ms") > 0)
+    assert waited.height == h.writes
+    assert [b.trace_writes for b in h.buckets] == _counts(waited["rfs_io_ms"], h.buckets)
+    assert [b.awr_pct for b in h.buckets] == _report_pcts(a.awr_reports[1], "RFS write", h.buckets)
+    assert h.buckets[0].lower_ms == 0.0 and h.buckets[-1].label == "<=1s"
+
+
+def test_a_report_of_other_hours_has_its_histogram_and_no_write_beside_it(
+    incident: tuple[Analysis, pl.DataFrame],
+) -> None:
+    a, _ = incident
+    (h,) = awr_check(a.awr_reports[2], a).histograms
+    assert h.writes == 0 and all(b.trace_writes == 0 for b in h.buckets) and h.trace_pct(h.buckets[0]) is None
+    assert [b.label for b in h.buckets][:3] == ["<128u", "<256u", "<512u"]  # the empty buckets around are left out

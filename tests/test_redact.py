@@ -145,3 +145,21 @@ def test_the_names_of_companion_files_and_reports_are_redacted(upload: Path, tmp
     assert mapping["files"][report["file"]].endswith("awr-19c-primary.txt")
     (run,) = doc["summary"]["baseline"]["runs"]
     assert run["latency_ms"] == 1.402 and run["file"] in mapping["files"]
+
+
+def test_the_alert_logs_destinations_leak_no_name(tmp_path: Path) -> None:
+    """Alert logs name their database, instance, host and each destination's service: all pseudonyms,
+    in every format (the destinations table included)."""
+    simulate(tmp_path / "set", SimOptions(format_version="19c", writes=200, seed=5, extras=True))
+    assert list((tmp_path / "set").rglob("alert_*.log"))
+    plain = _run([str(tmp_path / "set"), "--format", "json"])
+    assert json.loads(plain)["summary"]["destinations"], "the alert logs set destinations"
+    secrets = ["prim01", "prim02", "stby01", "salesdr", "sales1", str(tmp_path)]
+    assert all(s in plain for s in secrets)
+    for fmt in ("json", "markdown", "text", "csv"):
+        out = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(
+            app, ["analyze", str(tmp_path / "set"), "--redact", "--format", fmt]
+        )
+        assert out.exit_code == 0, out.output
+        found = [s for s in secrets if s.lower() in out.stdout.lower()]
+        assert found == [], (fmt, found)

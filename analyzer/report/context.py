@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from analyzer import compare, switching
+from analyzer.insights import Recommendation
 from analyzer.report import model as doc
 from analyzer.report.fmt import short_label
+from analyzer.report.scopes import Scope
 from analyzer.results import Analysis
 
 _NUMBER = re.compile(r"[-+]?[\d,]*\.?\d+(%| s)?")
@@ -59,14 +61,28 @@ class Context:
     labels: list[str]
     #: the what-ifs and the comparisons with oratcptest, AWR and the distance
     checks: compare.Checks
+    #: the recommendations of all the writes (as `summary.recommendations`)
+    recommendations: list[Recommendation] = field(default_factory=list)
+    #: each configuration with its writes, figures, verdict and recommendations (`report.scopes`)
+    scopes: list[Scope] = field(default_factory=list)
+    #: the ASYNC links as the JSON `async` section gives them (shipments, log sequences, one-sided timings)
+    shipping: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(cls, a: Analysis, top: int) -> Context:
-        """Summarise an analysis for the report sections (the log switches and the comparisons once,
-        for the summary too)."""
+        """Summarise an analysis for the report sections (the log switches, the comparisons and the
+        findings per configuration once, for the summary too)."""
         switches = switching.switch_analysis(a)
         checks = compare.checks(a)
-        return cls(a, doc.summary(a, top, switches, checks), switches, [f.source.label for f in a.files], checks)
+        found = doc.findings(a, switches, checks)
+        summary = doc.summary(a, top, switches, checks, found)
+        labels = [f.source.label for f in a.files]
+        return cls(a, summary, switches, labels, checks, *found, doc.async_links(a))
+
+    @property
+    def several(self) -> bool:
+        """The upload holds more than one configuration: verdicts and recommendations are given per configuration."""
+        return len(self.scopes) > 1
 
     def where(self, label: str | None, line: int | None) -> str:
         """`file:line` with the file relative to the inputs' common directory."""

@@ -13,7 +13,7 @@ from analyzer.report.fmt import common_dir
 from analyzer.results import Analysis, FileResult, coverage
 from analyzer.units import format_offset
 from analyzer.vocab import SIDES, Role
-from analyzer.words import duration, plural
+from analyzer.words import duration, ms, plural
 from analyzer.zones import ASSUMED_COMMON, same_host, short_host, unmatched_hosts, utc_offset_at, zone_label
 
 
@@ -65,8 +65,8 @@ def _zones(a: Analysis) -> str:
 def _clock(a: Analysis) -> str:
     """`stby01 vs prim01: +0.004 ms +/- 0.503 ms (estimated)`, one per host pair."""
     parts = [
-        f"{r['standby_host']} vs {r['primary_host']}: {r['offset_ms']:+,.3f} ms"
-        f" +/- {r['bound_ms']:,.3f} ms ({r['source']})"
+        f"{r['standby_host']} vs {r['primary_host']}: {ms(r['offset_ms'], signed=True)}"
+        f" +/- {ms(r['bound_ms'])} ({r['source']})"
         for r in a.clock.iter_rows(named=True)
     ]
     return "; ".join(parts) or "unknown (no matched write)"

@@ -1,4 +1,4 @@
-"""How values are written for people: milliseconds as the stamps allow, short file labels, UTC times;
+"""How values are written for people: milliseconds in table cells, short file labels, UTC times;
 text from the traces made safe for a terminal (`printable`) and for Markdown (`escape_markdown`)."""
 
 from __future__ import annotations
@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 from datetime import datetime
+
+from analyzer.words import ms
 
 #: control characters (ANSI escapes included) that trace text must not send to a terminal
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -24,17 +26,9 @@ def escape_markdown(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", text).replace("\r", "").replace("\n", "<br>")
 
 
-def fmt_ms(value: float | None, resolution_ms: float | None = None) -> str:
-    """Milliseconds with as many decimals as the stamps allow (3 when the resolution is unknown).
-
-    A difference of millisecond stamps (resolution 1-2 ms) is shown without decimals, so a
-    0.3 ms split is never presented as a measured fact.
-    """
-    if value is None:
-        return ""
-    decimals = 3 if resolution_ms is None else 0 if resolution_ms >= 0.5 else 1 if resolution_ms >= 0.05 else 3
-    text = f"{value:,.{decimals}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0"
+def cell(value: float | None, resolution_ms: float | None = None) -> str:
+    """A table cell of milliseconds: as many decimals as the stamps allow (`words.ms`), empty when unknown."""
+    return ms(value, resolution_ms, unit=False)
 
 
 def common_dir(labels: list[str]) -> str:

@@ -10,19 +10,18 @@ from __future__ import annotations
 from html import escape
 from typing import Any, TextIO
 
-from analyzer import insights
 from analyzer.errors import UsageError
+from analyzer.report.comparisons import comparison_blocks
+from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
 from analyzer.report.plots import histogram_figure, timeline_figure, top_figure
 from analyzer.report.sections import (
     clock_table,
-    comparison_blocks,
     destinations_table,
     events_table,
     facts_table,
     files_table,
     gaps_table,
-    no_recommendation,
     percentile_table,
     skipped_table,
     switch_list,
@@ -55,7 +54,7 @@ th { text-align: left; background: #fafafa; vertical-align: bottom; }
 .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; } td { vertical-align: top; }
 
 .note { color: #555; } .caption { color: #555; margin: 0; }
-.rec { margin: 1em 0; } .rec h3 { font-size: 1.05em; margin-bottom: .3em; }
+.rec { margin: 1em 0; } .rec h3, .rec h4 { font-size: 1.05em; margin-bottom: .3em; }
 """
 
 
@@ -97,14 +96,18 @@ def _table(t: Table) -> str:
 
 
 def _recommendations(c: Context) -> str:
-    recs = c.summary["recommendations"]
-    if not recs:
-        return f"<p>{escape(no_recommendation(c))}</p>"
-    return "".join(
-        f'<div class="rec" id="rec-{escape(r["id"])}"><h3>{escape(r["title"])}</h3>'
-        f"<p><b>Evidence:</b> {escape(r['evidence'])}</p><p><b>Advice:</b> {escape(r['advice'])}</p></div>"
-        for r in recs
-    )
+    """The recommendations, under a heading per configuration when there are several."""
+    out = ""
+    for group in advice(c):
+        tag, prefix = ("h4", f"{group.name}-") if group.name else ("h3", "")
+        out += f"<h3>{escape(group.name)}</h3>" if group.name else ""
+        out += f"<p>{escape(group.none)}</p>" if group.none else ""
+        out += "".join(
+            f'<div class="rec" id="rec-{escape(prefix + r.id)}"><{tag}>{escape(r.title)}</{tag}>'
+            f"<p><b>Evidence:</b> {escape(r.evidence)}</p><p><b>Advice:</b> {escape(r.advice)}</p></div>"
+            for r in group.recommendations
+        )
+    return out
 
 
 def _sections(c: Context, top: int) -> list[tuple[str, str]]:
@@ -117,6 +120,8 @@ def _sections(c: Context, top: int) -> list[tuple[str, str]]:
     out = [("Recommendations", _recommendations(c)), ("Log switches", switches)]
     notes = "".join(f"<li>{escape(n)}</li>" for n in c.summary["notes"])
     out += [("Notes and caveats", f"<ul>{notes}</ul>")] if notes else []
+    out += [("Configurations and links", _table(links_table(c)))] if shown(c) else []
+    out += [("ASYNC links (not in the commit path)", _table(async_table(c)))] if c.shipping else []
     for block in comparison_blocks(c):
         body = "".join(_table(p) if isinstance(p, Table) else f"<p>{escape(p)}</p>" for p in block.parts)
         out.append((block.title, body))
@@ -156,13 +161,13 @@ def render_html(a: Analysis, out: TextIO, top: int) -> None:
     """
     js = _plotly_js()
     c = Context.of(a, top)
-    verdict = insights.verdict_sentence(a.writes, a.options.threshold_ms)
+    verdict = "".join(f'<p class="verdict">{escape(f"{n}: {v}" if n else v)}</p>' for n, v in verdicts(c))
     body = "".join(f"<section><h2>{escape(title)}</h2>{part}</section>" for title, part in _sections(c, top))
     out.write(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dgtrace report</title><style>{STYLE}</style><script>{js}</script></head><body>"
-        f'<h1>dgtrace: Data Guard SYNC remote writes</h1><p class="verdict">{escape(verdict)}</p>{body}'
+        f"<h1>dgtrace: Data Guard SYNC remote writes</h1>{verdict}{body}"
         "</body></html>\n"
     )

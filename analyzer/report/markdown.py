@@ -8,19 +8,18 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from analyzer import insights
+from analyzer.report.comparisons import comparison_blocks
+from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
 from analyzer.report.fmt import escape_markdown
 from analyzer.report.sections import (
     clock_table,
-    comparison_blocks,
     destinations_table,
     events_table,
     facts_table,
     files_table,
     gaps_table,
     histogram_table,
-    no_recommendation,
     percentile_table,
     skipped_table,
     switch_table,
@@ -45,12 +44,16 @@ def markdown_table(t: Table) -> list[str]:
 
 
 def _recommendations(c: Context) -> list[str]:
-    recs = c.summary["recommendations"]
-    if not recs:
-        return [no_recommendation(c)]
-    out = []
-    for r in recs:
-        out += [f"### {r['title']}", "", f"**Evidence:** {r['evidence']}", "", f"**Advice:** {r['advice']}", ""]
+    """The recommendations, under a heading per configuration when there are several."""
+    out: list[str] = []
+    for group in advice(c):
+        level = "###"
+        if group.name:
+            out += [f"### {escape(group.name)}", ""]
+            level = "####"
+        out += [group.none, ""] if group.none else []
+        for r in group.recommendations:
+            out += [f"{level} {r.title}", "", f"**Evidence:** {r.evidence}", "", f"**Advice:** {r.advice}", ""]
     return out[:-1]
 
 
@@ -65,11 +68,9 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
     notes and every table cell do, and are escaped.
     """
     c = Context.of(a, top)
-    lines = [
-        "# dgtrace: Data Guard SYNC remote writes",
-        "",
-        f"**{insights.verdict_sentence(a.writes, a.options.threshold_ms)}**",
-    ]
+    lines = ["# dgtrace: Data Guard SYNC remote writes"]
+    for name, verdict in verdicts(c):  # a configuration's name is trace text
+        lines += ["", f"**{escape(name)}: {verdict}**" if name else f"**{verdict}**"]
     lines += _section("Recommendations", _recommendations(c))
     switch_body = [c.switches.finding]
     if c.switches.switches.height:
@@ -77,6 +78,10 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
     lines += _section("Log switches", switch_body)
     if c.summary["notes"]:
         lines += _section("Notes", [f"- {escape(note)}" for note in c.summary["notes"]])
+    if shown(c):
+        lines += _section("Configurations and links", markdown_table(links_table(c)))
+    if c.shipping:
+        lines += _section("ASYNC links (not in the commit path)", markdown_table(async_table(c)))
     for block in comparison_blocks(c):
         body: list[str] = []
         for part in block.parts:

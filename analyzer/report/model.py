@@ -8,15 +8,16 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import compare, crosscheck, events, insights, inventory, switching
-from analyzer.links import Configuration, Link, with_databases
+from analyzer import compare, crosscheck, events, insights, inventory, reconcile, switching
+from analyzer.links import Link, with_databases
 from analyzer.report.facts import applied_offset, host_option_notes, oracle_versions
+from analyzer.report.scopes import LinkFigures, Scope, link_mask, link_writes, scopes
 from analyzer.results import Analysis
 from analyzer.results import coverage as file_coverage
 from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
 from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: at most this many unparsed lines are listed per file (all are counted)
 UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = tuple(ms_column(m) for m in TOTAL_AND_COMPONENTS)
@@ -84,19 +85,32 @@ def log_switches(sw: switching.SwitchAnalysis) -> dict[str, Any]:
     }
 
 
+def findings(
+    a: Analysis, switches: switching.SwitchAnalysis, checks: compare.Checks
+) -> tuple[list[insights.Recommendation], list[Scope]]:
+    """The recommendations of all the writes, and each configuration's scope (`report.scopes`)."""
+    advice = insights.recommendations(a.writes, a.options.threshold_ms, switches, oracle_versions(a), checks)
+    return advice, scopes(a, switches, checks, advice)
+
+
 def summary(
-    a: Analysis, top: int, switches: switching.SwitchAnalysis | None = None, checks: compare.Checks | None = None
+    a: Analysis,
+    top: int,
+    switches: switching.SwitchAnalysis | None = None,
+    checks: compare.Checks | None = None,
+    found: tuple[list[insights.Recommendation], list[Scope]] | None = None,
 ) -> dict[str, Any]:
     """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations,
     the what-ifs and the comparisons with oratcptest, AWR and the distance.
 
-    `switches`, `checks`: the log-switch analysis and the comparisons of `a` when the caller already has them.
+    `switches`, `checks`, `found`: the log-switch analysis, the comparisons and the `findings` of `a` when
+    the caller already has them.
     """
     w = a.writes
     matched = int(w["matched"].sum())
     switches = switches or switching.switch_analysis(a)
     checks = checks or compare.checks(a)
-    advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a), checks)
+    advice, scoped = found or findings(a, switches, checks)
     return {
         "schema_version": SCHEMA_VERSION,
         "threshold_ms": a.options.threshold_ms,
@@ -122,7 +136,7 @@ def summary(
         "gaps": _rows(a.gaps),
         "destinations": _rows(a.destinations),
         "recommendations": [asdict(r) for r in advice],
-        "configurations": configurations(a, advice),
+        "configurations": [_configuration(a, scope) for scope in scoped],
         "what_if": what_if(checks),
         "baseline": baseline(checks),
         "awr": awr(checks),
@@ -132,14 +146,14 @@ def summary(
 
 def what_if(c: compare.Checks) -> dict[str, Any]:
     """`summary.what_if`: the writes as measured and with Fast Sync, and at the oratcptest round trip."""
-    fast, at = c.fast_sync, c.at_round_trip
+    fast, at, res = c.fast_sync, c.at_round_trip, c.resolution_ms
     return {
         "fast_sync": None
         if fast is None
-        else _versus(fast, crosscheck.fast_sync_sentence(fast), already_fast_sync=fast.already),
+        else _versus(fast, crosscheck.fast_sync_sentence(fast, res), already_fast_sync=fast.already),
         "at_round_trip": None
         if at is None
-        else _versus(at, crosscheck.round_trip_sentence(at), round_trip_ms=at.round_trip_ms, source=at.source),
+        else _versus(at, crosscheck.round_trip_sentence(at, res), round_trip_ms=at.round_trip_ms, source=at.source),
     }
 
 
@@ -181,11 +195,12 @@ def baseline(c: compare.Checks) -> dict[str, Any]:
                 "slow_writes_above": check.slow_above,
                 "slow_excess_ms": check.slow_excess_ms,
                 "rfs_io_p50_ms": check.rfs_io_p50_ms,
-                "finding": crosscheck.run_sentence(check),
+                "finding": crosscheck.run_sentence(check, c.resolution_ms),
             }
         )
     bd = c.bandwidth_delay
-    product = None if bd is None else {**asdict(bd), "enough": bd.enough, "finding": crosscheck.bdp_sentence(bd)}
+    finding = None if bd is None else crosscheck.bdp_sentence(bd, c.resolution_ms)
+    product = None if bd is None else {**asdict(bd), "enough": bd.enough, "finding": finding}
     return {"runs": runs, "bandwidth_delay": product}
 
 
@@ -235,6 +250,7 @@ def awr(c: compare.Checks) -> list[dict[str, Any]]:
                     "local_share": impact.local_share,
                     "finding": crosscheck.impact_sentence(impact),
                 },
+                "histograms": [_histogram(h) for h in check.histograms],
                 "fast_sync_writes": check.fast_sync_writes,
                 "destinations": list(check.destinations),
                 "reasons": crosscheck.awr_reasons(check),
@@ -243,6 +259,20 @@ def awr(c: compare.Checks) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _histogram(h: reconcile.HistogramCheck) -> dict[str, Any]:
+    """One event's histogram in a report beside the traces' writes of its window (`awr[].histograms`)."""
+    return {
+        "event": h.event,
+        "measure": h.measure,
+        "waits": h.waits,
+        "writes": h.writes,
+        "io_waits": h.io_waits,
+        "tail_ms": h.tail_ms,
+        "buckets": [asdict(b) | {"trace_pct": h.trace_pct(b)} for b in h.buckets],
+        "finding": crosscheck.histogram_sentence(h),
+    }
 
 
 def distance(c: compare.Checks) -> dict[str, Any] | None:
@@ -255,7 +285,7 @@ def distance(c: compare.Checks) -> dict[str, Any] | None:
         "above_ms": d.above_ms,
         "sync_limit_ms": compare.SYNC_LIMIT_MS,
         "floor_quantile": compare.FLOOR_QUANTILE,
-        "finding": crosscheck.distance_sentence(d),
+        "finding": crosscheck.distance_sentence(d, c.resolution_ms),
     }
 
 
@@ -263,30 +293,12 @@ def distance(c: compare.Checks) -> dict[str, Any] | None:
 REDO_NOTE = "16410 messages carry no redo size; the log sequences shipped are listed"
 
 
-def _link_mask(writes: pl.DataFrame, links: list[Link]) -> pl.Series:
-    """Which writes belong to these links (by their databases; a link without a database name takes the
-    writes without one). A comparison per link on the categorical columns: no key is copied or hashed."""
-    ends = {(link.sender_db, link.receiver_db) for link in links}
-    each = [
-        pl.col("primary_db").eq_missing(pl.lit(sender, pl.String))
-        & pl.col("standby_db").eq_missing(pl.lit(receiver, pl.String))
-        for sender, receiver in ends
-    ]
-    either = pl.any_horizontal(each or [pl.lit(False)])
-    return writes.select(either.alias("_link")).to_series()
-
-
-def _link_writes(writes: pl.DataFrame, links: list[Link]) -> pl.DataFrame:
-    """The writes of these links (by their databases); the frame itself when they are all of them."""
-    mask = _link_mask(writes, links)
-    return writes if mask.all() else writes.filter(mask)
-
-
-def link_entry(a: Analysis, link: Link, writes: pl.DataFrame) -> dict[str, Any]:
-    """One link: its ends, transport and the evidence that decided both, its files and counts."""
+def link_entry(a: Analysis, link: Link, writes: pl.DataFrame, figures: LinkFigures | None = None) -> dict[str, Any]:
+    """One link: its ends, transport and the evidence that decided both, its files and counts; with
+    `figures` (a commit-path link), its slow writes, statistics and shares of slow-write time."""
     sent, received = a.link_counts.get(link.name, (0, 0))
-    matched = int((writes["matched"] & _link_mask(writes, [link])).sum()) if writes.height else 0
-    return {
+    matched = int((writes["matched"] & link_mask(writes, [link])).sum()) if writes.height else 0
+    entry = {
         "name": link.name,
         "sender_db": link.sender_db,
         "sender": link.sender,
@@ -302,17 +314,23 @@ def link_entry(a: Analysis, link: Link, writes: pl.DataFrame) -> dict[str, Any]:
         "matched_writes": matched,
         "match_rate": round(matched / sent, 4) if sent else None,
     }
+    if figures is None:
+        return entry
+    return entry | {
+        "slow_writes": figures.slow,
+        "components": figures.components.to_dicts(),
+        "slow_time_shares": figures.shares,
+        "verdict": figures.verdict,
+    }
 
 
-def _configuration(a: Analysis, c: Configuration, alone: bool, advice: list[insights.Recommendation]) -> dict[str, Any]:
+def _configuration(a: Analysis, scope: Scope) -> dict[str, Any]:
+    c, w = scope.configuration, scope.writes
     commit = [link for link in c.links if link.transport.commit_path]
-    w = a.writes if alone else _link_writes(a.writes, commit)
     sent = sum(a.link_counts.get(link.name, (0, 0))[0] for link in commit)
     received = sum(a.link_counts.get(link.name, (0, 0))[1] for link in commit)
     matched = int(w["matched"].sum())
-    if not alone:
-        switches = switching.analyze_log_switches(w)
-        advice = insights.recommendations(w, a.options.threshold_ms, switches, oracle_versions(a))
+    figures = {f.link.name: f for f in scope.links}
     return {
         "name": c.name,
         "databases": [
@@ -325,7 +343,12 @@ def _configuration(a: Analysis, c: Configuration, alone: bool, advice: list[insi
             }
             for d in c.databases
         ],
-        "links": [link_entry(a, link, a.writes if link.transport.commit_path else a.shipments) for link in c.links],
+        "links": [
+            link_entry(a, link, a.writes, figures[link.name])
+            if link.transport.commit_path
+            else link_entry(a, link, a.shipments)
+            for link in c.links
+        ],
         "primary_writes": sent,
         "standby_writes": received,
         "matched_writes": matched,
@@ -334,16 +357,9 @@ def _configuration(a: Analysis, c: Configuration, alone: bool, advice: list[insi
         "components": component_stats(w).to_dicts(),
         "verdicts": verdict_totals(w).to_dicts(),
         "slow_time_shares": time_shares(w),
-        "recommendations": [r.id for r in advice],
+        "recommendations": [r.id for r in scope.recommendations],
+        "verdict": scope.verdict,
     }
-
-
-def configurations(a: Analysis, advice: list[insights.Recommendation]) -> list[dict[str, Any]]:
-    """`summary.configurations`: per Data Guard configuration, its databases, links (transport and the
-    evidence that decided them) and its own figures; `advice` is the whole analysis's, which a lone
-    configuration shares."""
-    alone = len(a.topology.configurations) == 1
-    return [_configuration(a, c, alone, advice) for c in a.topology.configurations]
 
 
 def async_links(a: Analysis) -> list[dict[str, Any]]:
@@ -354,7 +370,7 @@ def async_links(a: Analysis) -> list[dict[str, Any]]:
         for link in c.links:
             if link.transport.commit_path:
                 continue
-            w = _link_writes(a.shipments, [link])
+            w = link_writes(a.shipments, [link])
             logs = (
                 w.group_by("thread")
                 .agg(first_seq=pl.col("seq").min(), last_seq=pl.col("seq").max(), logs=pl.col("seq").n_unique())

@@ -8,17 +8,17 @@ of them (`--format csv --table ...`, `--format json`, `dgtrace inventory`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer import compare, crosscheck, events, inventory, reconcile, switching
+from analyzer import events, inventory, switching
 from analyzer.report import model as doc
 from analyzer.report.context import Context, Table, more
 from analyzer.report.facts import facts, zone_text
-from analyzer.report.fmt import at_text, fmt_ms
+from analyzer.report.fmt import at_text, cell
 from analyzer.results import unparsed
-from analyzer.summary import component_stats, histogram, verdict_totals
+from analyzer.summary import component_stats, histogram, resolution_of, verdict_totals
+from analyzer.words import ms
 
 #: rows of the tables that are not bounded by --top (files, reasons, log switches)
 LISTED = 25
@@ -31,8 +31,13 @@ def facts_table(c: Context) -> Table:
 
 def percentile_table(c: Context) -> Table:
     """count, mean, p50, p90, p99 and max of the total and of each component (ms), as AWR shows waits."""
+    res = c.checks.resolution_ms
     rows = [
-        (r["component"], f"{r['count']:,}", *(fmt_ms(r[k]) for k in ("mean", "p50", "p90", "p99", "max")))
+        (
+            r["component"],
+            f"{r['count']:,}",
+            *(cell(r[k], resolution_of(r["component"], res)) for k in ("mean", "p50", "p90", "p99", "max")),
+        )
         for r in component_stats(c.analysis.writes).iter_rows(named=True)
     ]
     return Table(("component", "writes", "mean ms", "p50 ms", "p90 ms", "p99 ms", "max ms"), rows)
@@ -52,8 +57,9 @@ def histogram_table(c: Context) -> Table:
 
 def verdict_table(c: Context) -> Table:
     """Writes and time per verdict, all and slow."""
+    res = c.checks.resolution_ms
     rows = [
-        (verdict or "", f"{writes:,}", fmt_ms(total), f"{slow:,}", fmt_ms(slow_total))
+        (verdict or "", f"{writes:,}", cell(total, res), f"{slow:,}", cell(slow_total, res))
         for verdict, writes, total, slow, slow_total in verdict_totals(c.analysis.writes).iter_rows()
     ]
     return Table(("verdict", "writes", "total ms", "slow writes", "slow total ms"), rows)
@@ -71,10 +77,10 @@ def top_table(c: Context, top: int) -> Table:
                 str(w["thread"]),
                 str(w["seq"]),
                 str(w["msgid"]),
-                fmt_ms(w["total_ms"], w["resolution_ms"]),
-                fmt_ms(w["network_ms"], w["resolution_ms"]),
-                fmt_ms(w["rfs_io_ms"]),
-                fmt_ms(w["rfs_other_ms"], w["resolution_ms"]),
+                cell(w["total_ms"], w["resolution_ms"]),
+                cell(w["network_ms"], w["resolution_ms"]),
+                cell(w["rfs_io_ms"]),
+                cell(w["rfs_other_ms"], w["resolution_ms"]),
                 w["verdict"] or "one side only",
                 f"{(w['sent_at'] - switch).total_seconds():+.3f} s" if switch else "",
                 "\n".join(c.where(*side) for side in sides if side[0]),
@@ -94,16 +100,17 @@ def top_table(c: Context, top: int) -> Table:
 
 def switch_table(c: Context) -> Table:
     """Latency of the writes near a log switch against the others."""
+    res = c.checks.resolution_ms
     rows = [
         (
             r["writes"],
             f"{r['count']:,}",
             f"{r['slow']:,}",
             "" if r["slow_rate"] is None else f"{r['slow_rate']:.1%}",
-            fmt_ms(r["p50_ms"]),
-            fmt_ms(r["p99_ms"]),
-            fmt_ms(r["max_ms"]),
-            fmt_ms(r["rfs_io_p99_ms"]),
+            cell(r["p50_ms"], res),
+            cell(r["p99_ms"], res),
+            cell(r["max_ms"], res),
+            cell(r["rfs_io_p99_ms"]),
         )
         for r in c.switches.comparison.iter_rows(named=True)
     ]
@@ -122,7 +129,7 @@ def switch_list(c: Context, limit: int = LISTED) -> Table:
             at_text(r["at"]),
             f"{r['writes_near'] or 0:,}",
             f"{r['slow_near'] or 0:,}",
-            fmt_ms(r["max_total_ms"]),
+            cell(r["max_total_ms"], c.checks.resolution_ms),
         )
         for r in listed.iter_rows(named=True)
     ]
@@ -134,7 +141,7 @@ def switch_list(c: Context, limit: int = LISTED) -> Table:
 def warnings_table(c: Context, top: int) -> Table:
     """The `top` longest LGWR warnings (long writes, broadcast waits) with the breakdown of the remote
     write they cover: a fast remote write under a long warning says the time was local."""
-    warnings = c.analysis.warnings
+    warnings, res = c.analysis.warnings, c.checks.resolution_ms
     listed = warnings.sort("elapsed_ms", "at", descending=[True, False]).head(top)
     rows = [
         (
@@ -144,10 +151,10 @@ def warnings_table(c: Context, top: int) -> Table:
             f"{w['elapsed_ms']:,}",
             _text(w["size_kb"]),
             _text(w["msgid"]),
-            fmt_ms(w["remote_total_ms"]),
-            fmt_ms(w["network_ms"]),
-            fmt_ms(w["rfs_io_ms"]),
-            fmt_ms(w["rfs_other_ms"]),
+            cell(w["remote_total_ms"], res),
+            cell(w["network_ms"], res),
+            cell(w["rfs_io_ms"]),
+            cell(w["rfs_other_ms"], res),
             w["verdict"] or "no remote write found",
             c.where(w["file"], w["line"]),
         )
@@ -262,8 +269,8 @@ def clock_table(c: Context) -> Table:
         (
             r["primary_host"] or "",
             r["standby_host"] or "",
-            f"{r['offset_ms']:+,.3f}",
-            f"{r['bound_ms']:,.3f}",
+            ms(r["offset_ms"], unit=False, signed=True),
+            cell(r["bound_ms"]),
             f"{r['writes_used']:,}",
             r["source"],
             r["warning"] or (f"{r['causal_violations']:,} causal violation(s)" if r["causal_violations"] else ""),
@@ -352,117 +359,3 @@ def skipped_table(c: Context, limit: int = LISTED) -> Table:
     rows = [(reason, f"{n:,}", c.file(first[reason])) for reason, n in counts.most_common(limit)]
     note = more(len(rows), len(counts), "reasons", "--format json (files)")
     return Table(("reason", "inputs", "first"), rows, note, paths=("first",))
-
-
-def no_recommendation(c: Context) -> str:
-    """Why the numbers call for no recommendation."""
-    if not c.summary["matched_writes"]:
-        why = "no remote write was matched"
-    elif not c.summary["slow_writes"]:
-        why = f"no write reached {c.analysis.options.threshold_ms:g} ms"
-    else:
-        why = "no component holds a major share of slow-write time and slow writes do not cluster at log switches"
-    return f"No recommendation: {why}."
-
-
-@dataclass(frozen=True)
-class Block:
-    """A section of sentences and tables in reading order (a paragraph is a str)."""
-
-    title: str
-    parts: list[str | Table]
-
-
-def _distribution_row(name: str, d: compare.Distribution) -> tuple[str, ...]:
-    stats = (d.mean_ms, d.p50_ms, d.p90_ms, d.p99_ms, d.max_ms)
-    return (name, f"{d.writes:,}", f"{d.slow_writes:,}", *(fmt_ms(v) for v in stats))
-
-
-def what_if_table(c: Context) -> Table:
-    """The writes as measured, with Fast Sync, and with their network part at the oratcptest round trip."""
-    fast, at = c.checks.fast_sync, c.checks.at_round_trip
-    rows = []
-    real = fast.real if fast else at.real if at else None
-    if real is not None:
-        rows.append(_distribution_row("as measured", real))
-    if fast is not None and fast.already < fast.real.writes:
-        rows.append(_distribution_row("with Fast Sync (no standby I/O)", fast.what_if))
-    if at is not None:
-        rows.append(_distribution_row(f"network at most {crosscheck.ms(at.round_trip_ms)} (oratcptest)", at.what_if))
-    headers = ("writes", "count", "slow writes", "mean ms", "p50 ms", "p90 ms", "p99 ms", "max ms")
-    return Table(headers, rows, optional=("mean ms", "p90 ms"))
-
-
-def baseline_table(c: Context) -> Table:
-    """Each oratcptest run: what it measured, and the writes' figure beside it."""
-    rows = []
-    for check in c.checks.runs:
-        r, s = check.run, check.run.settings
-        mode = (s.mode or "") + (" + disk write" if s.mode == "SYNC" and s.disk_write else "")
-        rows.append(
-            (
-                r.label.replace("\\", "/").rsplit("/", 1)[-1],
-                str(r.run),
-                mode,
-                compare.size_text(s.payload_bytes) if s.payload_bytes else "",
-                compare.size_text(check.send_buffer_bytes) if check.send_buffer_bytes else "",
-                "" if check.throughput_mib_s is None else f"{check.throughput_mib_s:,.1f}",
-                fmt_ms(check.latency_ms),
-                fmt_ms(check.disk_write_ms),
-                check.compared_with or "throughput only",
-                fmt_ms(check.p50_ms),
-                fmt_ms(check.p99_ms),
-                f"{check.slow_above:,}" if check.compared_with else "",
-                fmt_ms(check.slow_excess_ms) if check.compared_with else "",
-            )
-        )
-    headers = ("file", "run", "mode", "message", "send buffer", "MiB/s", "round trip ms", "disk write ms")
-    more_headers = ("beside", "writes p50 ms", "writes p99 ms", "slow above", "slow time above ms")
-    return Table((*headers, *more_headers), rows, optional=("message", "send buffer", "run"))
-
-
-def awr_table(check: reconcile.AwrCheck) -> Table:
-    """A report's Data Guard wait events, each beside the traces' figure it measures."""
-    rows = [
-        (
-            e.event,
-            e.section,
-            "" if e.waits is None else f"{e.waits:,}",
-            fmt_ms(e.mean_ms),
-            crosscheck.trace_measure(e),
-            fmt_ms(e.trace_mean_ms),
-            crosscheck.agreement(e),
-        )
-        for e in check.events
-    ]
-    headers = ("event", "section", "waits", "avg ms", "traces", "traces mean ms", "agreement")
-    return Table(headers, rows, optional=("section",))
-
-
-def comparison_blocks(c: Context) -> list[Block]:
-    """The what-ifs and the comparisons with oratcptest (--baseline), AWR (--awr) and the distance
-    (--distance-km): each block only when there is something to say."""
-    checks, blocks = c.checks, []
-    fast, at = checks.fast_sync, checks.at_round_trip
-    if (fast is not None and fast.real.slow_writes) or at is not None:
-        parts: list[str | Table] = [crosscheck.fast_sync_sentence(fast)] if fast is not None else []
-        parts += [crosscheck.round_trip_sentence(at)] if at is not None else []
-        what = [w for w, given in (("Fast Sync", fast), ("the network at the oratcptest round trip", at)) if given]
-        blocks.append(Block("What if: " + ", and ".join(what), [*parts, what_if_table(c)]))
-    if checks.runs:
-        parts = [crosscheck.run_sentence(r) for r in checks.runs]
-        parts += [crosscheck.bdp_sentence(checks.bandwidth_delay)] if checks.bandwidth_delay else []
-        blocks.append(Block("Against the oratcptest baseline", [*parts, baseline_table(c)]))
-    if checks.awr:
-        parts = []
-        for check in checks.awr:
-            parts += [f"{crosscheck.awr_heading(check)} {crosscheck.awr_overlap(check)}"]
-            parts += [awr_table(check)] if check.events else ["No Data Guard wait event in it."]
-            parts += [crosscheck.impact_sentence(check.impact)] if check.impact else []
-            reasons = crosscheck.awr_reasons(check)
-            parts += ["They may differ because " + "; ".join(reasons) + "."] if reasons else []
-            parts += [s] if (s := crosscheck.skipped_sentence(check)) else []
-        blocks.append(Block("Against AWR and Statspack", parts))
-    if checks.distance is not None:
-        blocks.append(Block("Distance and the physical floor", [crosscheck.distance_sentence(checks.distance)]))
-    return blocks

@@ -27,12 +27,12 @@ from rich.measure import Measurement
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from analyzer import insights
+from analyzer.report.comparisons import comparison_blocks
+from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
 from analyzer.report.fmt import printable, short_label
 from analyzer.report.sections import (
     clock_table,
-    comparison_blocks,
     coverage_table,
     destinations_table,
     events_table,
@@ -40,7 +40,6 @@ from analyzer.report.sections import (
     files_table,
     gaps_table,
     histogram_table,
-    no_recommendation,
     percentile_table,
     skipped_table,
     top_table,
@@ -58,8 +57,13 @@ PIPE_WIDTH = 120
 MIN_WIDTH = 30
 #: a text column folds to no fewer characters than this
 FOLD_MIN = 10
+#: the facts' values need this many columns beside their names, else they go under them
+FACTS_MIN = 24
 _VERDICT_STYLE: dict[str, str] = {Component.NETWORK: "yellow", Component.RFS_IO: "red", Component.RFS_OTHER: "magenta"}
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) ")
+#: the space between a number and its unit (`2 ms`, `1.5 min`, `283 KiB`): never a line break
+_UNIT = re.compile(r"(?<=\d) (?=(?:ms|s|min|h|KiB|MiB|GiB|bytes|km)(?!\w))")
+_NBSP = "\u00a0"
 
 
 class _Console(Console):
@@ -271,6 +275,7 @@ def print_table(console: Console, title: str, table: Table, labels: Sequence[str
         return
     rich = _rich_table(plain)
     for col in fitted.columns:
+        col.cells = col.cells if col.numeric else [_fold(cell, col.width) for cell in col.cells]
         rich.add_column(
             _header(col),
             width=col.width,
@@ -296,36 +301,53 @@ def _records(console: Console, table: Table) -> None:
     for row in table.rows:
         for header, cell in zip(table.headers, row, strict=True):
             if cell:
-                console.print(Text(f"  {header}: {printable(cell).replace(chr(10), ', ')}"), overflow="fold")
+                _paragraph(console, f"  {header}: {printable(cell).replace(chr(10), ', ')}", hanging="    ")
         console.print()
 
 
-def _paragraph(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
-    """Text wrapped at spaces to the console's width (a word is never cut), later lines indented."""
+def wrap(text: str, width: int, indent: str = "", hanging: str | None = None) -> str:
+    """Text wrapped at spaces to `width` (a word is never cut, a number never parted from its unit), later
+    lines indented by `hanging` (else `indent`)."""
     wrapped = textwrap.fill(
-        printable(text),
-        width=console.width,
+        _UNIT.sub(_NBSP, text),
+        width=width,
         initial_indent=indent,
         subsequent_indent=indent if hanging is None else hanging,
         break_long_words=False,
         break_on_hyphens=False,
     )
-    console.print(Text(wrapped, style=style), overflow="fold")
+    return wrapped.replace(_NBSP, " ")
+
+
+def _fold(cell: str, width: int) -> str:
+    """A table cell whose lines are wrapped to the column's width (rich would part `2 ms` at its space)."""
+    return "\n".join(wrap(line, width) if cell_len(line) > width else line for line in cell.split("\n"))
+
+
+def _paragraph(console: Console, text: str, indent: str = "", hanging: str | None = None, style: str = "") -> None:
+    """Text wrapped at spaces to the console's width (see `wrap`), later lines indented."""
+    console.print(Text(wrap(printable(text), console.width, indent, hanging), style=style), overflow="fold")
 
 
 def _answer(console: Console, c: Context) -> None:
-    """The verdict, the recommendations with their evidence, the log-switch finding and the caveats."""
-    a = c.analysis
-    _paragraph(console, insights.verdict_sentence(a.writes, a.options.threshold_ms), style="bold")
+    """The verdict (per configuration when there are several), the recommendations with their evidence,
+    the log-switch finding and the caveats."""
+    for name, verdict in verdicts(c):
+        _paragraph(console, f"{name}: {verdict}" if name else verdict, hanging="  " if name else None, style="bold")
     console.print()
-    recs = c.summary["recommendations"]
     console.print(Text("Recommendations", style="bold"))
-    if not recs:
-        _paragraph(console, no_recommendation(c), "  ")
-    for n, r in enumerate(recs, 1):
-        _paragraph(console, f"{n}. {r['title']}", "  ", "     ", "bold")
-        _paragraph(console, f"Evidence: {r['evidence']}", "     ")
-        _paragraph(console, f"Advice: {r['advice']}", "     ")
+    for group in advice(c):
+        indent = "  "
+        if group.name:
+            _paragraph(console, group.name + (f": {group.none}" if group.none else ""), indent, "    ", "bold")
+            indent = "    "
+        elif group.none:
+            _paragraph(console, group.none, indent)
+        deeper = indent + "   "
+        for n, r in enumerate(group.recommendations, 1):
+            _paragraph(console, f"{n}. {r.title}", indent, deeper, "bold")
+            _paragraph(console, f"Evidence: {r.evidence}", deeper)
+            _paragraph(console, f"Advice: {r.advice}", deeper)
     console.print()
     _paragraph(console, f"Log switches: {c.switches.finding}", "", "  ")
     notes = c.summary["notes"]
@@ -337,11 +359,19 @@ def _answer(console: Console, c: Context) -> None:
 
 
 def _facts(console: Console, c: Context) -> None:
+    """The facts beside their names, or under them when the terminal leaves too little room beside."""
+    rows = facts_table(c).rows
+    room = console.width - max((cell_len(key) for key, _ in rows), default=0) - 2
+    if room < FACTS_MIN:
+        for key, value in rows:
+            console.print(Text(key, style="bold"), overflow="fold")
+            _paragraph(console, value, "  ")
+        return
     grid = RichTable.grid(padding=(0, 2))
     grid.add_column(no_wrap=True, style="bold")
     grid.add_column(overflow="fold")
-    for key, value in facts_table(c).rows:
-        grid.add_row(key, printable(value))
+    for key, value in rows:
+        grid.add_row(key, _fold(printable(value), room))
     console.print(grid)
 
 
@@ -353,6 +383,12 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
     console.print()
     _answer(console, c)
     labels = [c.file(label) for label in c.labels] + [c.file(s.label) for s in a.skipped]
+    if shown(c):
+        console.print()
+        print_table(console, "Configurations and links", links_table(c), labels)
+    if c.shipping:
+        console.print()
+        print_table(console, "ASYNC links (not in the commit path)", async_table(c), labels)
     for block in comparison_blocks(c):
         console.print()
         console.print(Text(block.title, style="bold"))

@@ -57,7 +57,7 @@ def _findings(doc: dict[str, Any]) -> list[str]:
 
 def test_the_json_holds_every_comparison(document: dict[str, Any]) -> None:
     s = document["summary"]
-    assert s["schema_version"] == 4
+    assert s["schema_version"] == 5
     assert all(w["fastsync_ms"] <= w["total_ms"] for w in document["writes"])
     fast = s["what_if"]["fast_sync"]
     assert fast["real"]["slow_writes"] == s["slow_writes"] > fast["what_if"]["slow_writes"]

@@ -26,7 +26,7 @@ def test_the_facts_of_the_paper_s_example_in_words(paper: Analysis) -> None:
         "Oracle versions": "11.2.0.4.0",
         "Time span (UTC)": "2014-12-02 15:46:29 to 2014-12-02 15:46:54 (25 s of remote writes)",
         "Time zones": "--tz -07:00 (6 files)",
-        "Clock offset (standby - primary)": "stby01 vs prim01: +0.492 ms +/- 0.980 ms (estimated);"
+        "Clock offset (standby - primary)": "stby01 vs prim01: +0.492 ms +/- 0.98 ms (estimated);"
         " stby01 vs prim02: +0.481 ms +/- 0.982 ms (estimated)",
         "Remote writes": "66 sent by the primary, 66 received by the standby, 66 matched (match rate 100.0%)",
         "Slow writes": "2 with total >= 100 ms",

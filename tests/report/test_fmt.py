@@ -1,4 +1,5 @@
-"""How values are written for people: milliseconds as the stamps allow, short file labels, UTC times."""
+"""How values are written for people: milliseconds as the stamps allow, short file labels, UTC times, trace
+text made safe for a terminal and for Markdown."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from analyzer.report.fmt import at_text, common_dir, fmt_ms, short_label
+from analyzer.report.fmt import at_text, cell, common_dir, escape_markdown, printable, short_label
 
 
 @pytest.mark.parametrize(
@@ -26,7 +27,7 @@ from analyzer.report.fmt import at_text, common_dir, fmt_ms, short_label
     ],
 )
 def test_milliseconds_as_the_stamps_allow(value: float | None, resolution: float | None, text: str) -> None:
-    assert fmt_ms(value, resolution) == text
+    assert cell(value, resolution) == text
 
 
 def test_labels_are_shown_relative_to_the_folder_all_inputs_share() -> None:
@@ -42,3 +43,10 @@ def test_labels_are_shown_relative_to_the_folder_all_inputs_share() -> None:
 def test_utc_times_with_microseconds() -> None:
     assert at_text(datetime(2014, 12, 2, 15, 46, 34, 598000, tzinfo=UTC)) == "2014-12-02 15:46:34.598000"
     assert at_text(None) == ""
+
+
+def test_trace_text_cannot_drive_a_terminal_or_open_markdown() -> None:
+    assert printable("prim\x1b[2J\x1b[31mred\ttab\x7f") == "prim\\x1b[2J\\x1b[31mred\ttab\\x7f"  # TAB stays
+    assert escape_markdown("a|b <script> [x](y) `c` \\ one\r\ntwo") == (
+        "a\\|b \\<script\\> \\[x\\](y) \\`c\\` \\\\ one<br>two"
+    )

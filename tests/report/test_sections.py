@@ -1,18 +1,15 @@
-"""The comparison sections every human report shares: what each holds, and when it is left out."""
+"""The tables every human report shares (`report.sections`), on the MAA paper's 11.2 traces."""
 
 from __future__ import annotations
-
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.report.context import Context, Table
-from analyzer.report.sections import awr_table, baseline_table, comparison_blocks, what_if_table
+from analyzer.report.comparisons import what_if_table
+from analyzer.report.context import Context
+from analyzer.report.sections import percentile_table, verdict_table
 from analyzer.zones import parse_zones
 
-FIXTURES = Path("tests/fixtures")
 PAPER = "samples/paper-2014"
 
 
@@ -21,50 +18,14 @@ def paper() -> Analysis:
     return analyze([PAPER], Options(zones=parse_zones(["-07:00"])))
 
 
-def _titles(a: Analysis) -> list[str]:
-    return [b.title for b in comparison_blocks(Context.of(a, 10))]
-
-
-def test_the_fast_sync_what_if_is_shown_when_writes_are_slow(paper: Analysis) -> None:
+def test_tables_of_millisecond_stamps_show_whole_milliseconds(paper: Analysis) -> None:
+    """11.2 stamps: the total, network, RFS and other RFS time in whole ms, RFS I/O (`ela`) in microseconds."""
     c = Context.of(paper, 10)
-    (block,) = comparison_blocks(c)
-    assert block.title.startswith("What if: Fast Sync")
-    sentence, table = block.parts
-    assert isinstance(sentence, str) and sentence.startswith("With Fast Sync, slow writes would fall from 2 to 1")
-    assert isinstance(table, Table) and [r[0] for r in table.rows] == ["as measured", "with Fast Sync (no standby I/O)"]
-    assert table.rows[0][1:3] == ("66", "2") and table.rows[1][1:3] == ("66", "1")
-
-
-def test_no_comparison_without_slow_writes_or_companion_files(paper: Analysis) -> None:
-    calm = replace(paper, options=replace(paper.options, threshold_ms=10_000))
-    assert _titles(calm) == []
-
-
-def test_every_companion_gets_its_section(paper: Analysis) -> None:
-    options = replace(
-        paper.options,
-        baselines=(str(FIXTURES / "oratcptest" / "two-runs.txt"),),
-        awr=(str(FIXTURES / "awr" / "awr-12c-primary.txt"),),
-        distance_km=1200.0,
-    )
-    a = analyze([PAPER], options)
-    assert _titles(a) == [
-        "What if: Fast Sync, and the network at the oratcptest round trip",
-        "Against the oratcptest baseline",
-        "Against AWR and Statspack",
-        "Distance and the physical floor",
-    ]
-    c = Context.of(a, 10)
-    rows = what_if_table(c).rows
-    assert [r[0] for r in rows][-1].startswith("network at most ") and len(rows) == 3
-    base = baseline_table(c)
-    assert [r[0] for r in base.rows] == ["two-runs.txt", "two-runs.txt"]
-    assert {r[8] for r in base.rows} <= {"network", "total", "throughput only"}
-    (check,) = c.checks.awr
-    events = awr_table(check)
-    assert [r[0] for r in events.rows] == ["log file sync", "SYNC Remote Write", "log file parallel write"]
-    assert all(r[4] in ("", "none in its window") for r in events.rows)  # a report of 2025: no trace write in it
-    awr_parts = next(b for b in comparison_blocks(c) if b.title.startswith("Against AWR")).parts
-    assert any(isinstance(p, str) and "does not overlap" in p for p in awr_parts)
-    distance = comparison_blocks(c)[-1].parts[0]
-    assert isinstance(distance, str) and "Over 1,200 km light in fibre needs about 12.0 ms" in distance
+    stats = {r[0]: r for r in percentile_table(c).rows}
+    assert stats["total"][2:] == ("6", "2", "2", "138", "163")
+    assert stats["network"][-1] == "137" and stats["rfs"][-1] == "163"
+    assert stats["rfs_io"][2:] == ("3.378", "0.938", "1.262", "1.471", "162.679")
+    verdicts = {r[0]: r for r in verdict_table(c).rows}
+    assert verdicts["rfs_io"] == ("rfs_io", "40", "222", "1", "163")
+    measured, fast = what_if_table(c).rows
+    assert measured[3:] == ("6", "2", "2", "138", "163") and fast[-1] == "137"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import io
+import itertools
 import json
 import os
 import pty
@@ -33,6 +34,8 @@ from analyzer.simulate.runner import simulate
 from tests.builders import ack, krs, primary_lines, read_trace, send, standby_lines
 from tests.conftest import PAPER, write
 
+#: a unit at the start of a line: the number before it would be on the line above
+UNIT = re.compile(r"(ms|s|min|KiB|MiB|GiB|km)\b")
 #: an ANSI escape sequence (colour, cursor) as rich writes them on a terminal
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
@@ -76,6 +79,9 @@ def test_no_number_is_cut_at_any_width(busy: Path, columns: int | None) -> None:
         assert max(len(line) for line in text.splitlines()) <= width
         for number in _numbers(_doc(tuple(args))):
             assert re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", text), (columns, number)
+        lines = text.splitlines()
+        parted = [(a, b) for a, b in itertools.pairwise(lines) if re.search(r"\d$", a) and UNIT.match(b.lstrip())]
+        assert parted == [], (columns, parted[:3])
 
 
 def test_the_readme_layout_at_120_columns() -> None:

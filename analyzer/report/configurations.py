@@ -1,0 +1,157 @@
+"""The answer per Data Guard configuration and per link, shared by the terminal, Markdown and HTML reports.
+
+With one configuration the verdict is one sentence and the recommendations one list, as always. With
+several (an archive share, a consolidated upload) each configuration gets its own verdict line and its
+own recommendations: one's network problem is not blended with another's standby I/O. The links table
+sets every commit-path link (SYNC, Fast Sync) beside the others; ASYNC links have their own table,
+never mixed into the commit-path figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from analyzer.insights import Recommendation, verdict_sentence
+from analyzer.report.context import Context, Table
+from analyzer.report.scopes import Scope
+from analyzer.summary import stamp_resolution
+from analyzer.vocab import Component
+from analyzer.words import ms, plural
+
+
+def no_recommendation(writes: pl.DataFrame, threshold_ms: float) -> str:
+    """Why the numbers of these writes call for no recommendation."""
+    if not writes.height or not writes["matched"].any():
+        why = "no remote write was matched"
+    elif not writes["slow"].any():
+        why = f"no write reached {threshold_ms:g} ms"
+    else:
+        why = "no component holds a major share of slow-write time and slow writes do not cluster at log switches"
+    return f"No recommendation: {why}."
+
+
+def ordered(c: Context) -> list[Scope]:
+    """The configurations, those with the most slow writes first (then by name)."""
+    return sorted(c.scopes, key=lambda s: (-int(s.writes["slow"].sum()), s.name))
+
+
+def verdicts(c: Context) -> list[tuple[str, str]]:
+    """The verdict: (configuration, sentence), one for all the writes ("", ...) or one per configuration
+    when there are several (`fin`, `99% of slow-write time ...`)."""
+    if not c.several:
+        return [("", verdict_sentence(c.analysis.writes, c.analysis.options.threshold_ms))]
+    return [(s.name, s.verdict) for s in ordered(c)]
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The recommendations of one configuration (`name` is "" when the upload holds one), and why there
+    is none when there is none."""
+
+    name: str
+    recommendations: list[Recommendation]
+    none: str
+
+
+def advice(c: Context) -> list[Advice]:
+    """The recommendations, per configuration when there are several."""
+    threshold = c.analysis.options.threshold_ms
+    if not c.several:
+        recs = c.recommendations
+        return [Advice("", recs, "" if recs else no_recommendation(c.analysis.writes, threshold))]
+    return [
+        Advice(s.name, s.recommendations, "" if s.recommendations else no_recommendation(s.writes, threshold))
+        for s in ordered(c)
+    ]
+
+
+def shown(c: Context) -> bool:
+    """The links table is worth showing: more than one link, or more than one configuration."""
+    return c.several or len(c.analysis.topology.links) > 1
+
+
+def _share(shares: Mapping[str, float], component: Component) -> str:
+    return f"{shares[component]:.0%}" if component in shares else ""
+
+
+def links_table(c: Context) -> Table:
+    """One row per commit-path link: who ships to whom, how the link was told, its writes and their figures."""
+    rows = []
+    for scope in ordered(c):
+        for f in scope.links:
+            link = f.link
+            verdict = f.verdict or ("no slow write" if f.matched else "")
+            rows.append(
+                (
+                    scope.name,
+                    f"{link.sender_db or '?'} -> {link.receiver_db or '?'}",
+                    link.sender or "",
+                    str(link.transport),
+                    str(link.decided_by),
+                    f"{f.writes:,}",
+                    f"{f.matched:,}",
+                    f"{f.slow:,}",
+                    ms(f.stat("total", "p50"), f.resolution_ms, unit=False),
+                    ms(f.stat("total", "p99"), f.resolution_ms, unit=False),
+                    _share(f.shares, Component.NETWORK),
+                    _share(f.shares, Component.RFS_IO),
+                    verdict,
+                )
+            )
+    note = (
+        "network % and standby I/O %: their share of the link's slow-write time (of all its write time when"
+        " none is slow), over the writes seen on both sides; verdict: the component with the largest part of"
+        " its slow-write time."
+    )
+    headers = ("configuration", "link", "sender", "transport", "decided by", "writes", "matched", "slow")
+    more = ("p50 ms", "p99 ms", "network %", "standby I/O %", "verdict")
+    return Table((*headers, *more), rows, note, optional=("configuration", "matched", "decided by"), key="link")
+
+
+def _sequences(logs: list[dict[str, Any]]) -> str:
+    """`thread 1: 3763-3765 (3 logs)`, one line per thread."""
+    return "\n".join(
+        f"thread {r['thread']}: {r['first_seq']}"
+        + (f"-{r['last_seq']}" if r["last_seq"] != r["first_seq"] else "")
+        + f" ({plural(r['logs'], 'log')})"
+        for r in logs
+    )
+
+
+def _timing(entry: Mapping[str, Any], measure: str, statistic: str, res: float | None) -> str:
+    row = next((t for t in entry["timings"] if t["component"] == measure), None)
+    return ms(row[statistic], res, unit=False) if row else ""
+
+
+def async_table(c: Context) -> Table:
+    """One row per ASYNC link: what it shipped (messages, log sequences) and its own one-sided timings."""
+    res = stamp_resolution(c.analysis.shipments)
+    rows = [
+        (
+            e["configuration"],
+            f"{e['sender_db'] or '?'} -> {e['receiver_db'] or '?'}",
+            e["sender"] or "",
+            e["decided_by"],
+            f"{e['primary_writes']:,}",
+            f"{e['standby_writes']:,}",
+            f"{e['matched_writes']:,}",
+            _sequences(e["log_sequences"]),
+            _timing(e, "total", "p50", res),
+            _timing(e, "total", "p99", res),
+            _timing(e, "rfs", "p50", res),
+            _timing(e, "rfs", "p99", res),
+        )
+        for e in c.shipping
+    ]
+    note = (
+        "Commits do not wait for these shipments: they are in none of the figures above. Round trip: from"
+        " sending to the acknowledgement, on the sender's clock; RFS: receiving to finishing, on the"
+        " receiver's. 16410 messages carry no redo size: the log sequences shipped are listed."
+    )
+    headers = ("configuration", "link", "sender", "decided by", "shipments sent", "received", "matched")
+    more = ("log sequences", "round trip p50 ms", "round trip p99 ms", "RFS p50 ms", "RFS p99 ms")
+    return Table((*headers, *more), rows, note, optional=("configuration", "received", "decided by"), key="link")

@@ -1,0 +1,128 @@
+"""The analysis per Data Guard configuration and per link: the writes of each, its figures, and, when an
+upload holds several configurations, each one's own verdict and recommendations.
+
+Configurations of one share reuse thread, sequence and msgid at the same hours, and their problems
+differ (one network, another standby I/O): pooled, their shares blend into a verdict true of none.
+A lone configuration's scope is the whole analysis, whose figures are computed once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from analyzer import compare, insights, switching
+from analyzer.links import Configuration, Link
+from analyzer.report.facts import oracle_versions
+from analyzer.results import Analysis
+from analyzer.summary import component_stats, stamp_resolution, time_shares
+
+
+def link_mask(writes: pl.DataFrame, links: list[Link]) -> pl.Series:
+    """Which writes belong to these links (by their databases; a link without a database name takes the
+    writes without one). A comparison per link on the categorical columns: no key is copied or hashed."""
+    ends = {(link.sender_db, link.receiver_db) for link in links}
+    each = [
+        pl.col("primary_db").eq_missing(pl.lit(sender, pl.String))
+        & pl.col("standby_db").eq_missing(pl.lit(receiver, pl.String))
+        for sender, receiver in ends
+    ]
+    either = pl.any_horizontal(each or [pl.lit(False)])
+    return writes.select(either.alias("_link")).to_series()
+
+
+def link_writes(writes: pl.DataFrame, links: list[Link]) -> pl.DataFrame:
+    """The writes of these links (by their databases); the frame itself when they are all of them."""
+    mask = link_mask(writes, links)
+    return writes if mask.all() else writes.filter(mask)
+
+
+@dataclass(frozen=True)
+class LinkFigures:
+    """One commit-path link (SYNC or Fast Sync): its writes, how many matched and were slow, the statistics of
+    every measure (`summary.component_stats`) and the shares of slow-write time (of all when none is slow)."""
+
+    link: Link
+    writes: int
+    matched: int
+    slow: int
+    #: the slow writes seen on both sides: those the shares and the verdict speak of
+    slow_matched: int
+    components: pl.DataFrame
+    shares: dict[str, float]
+    resolution_ms: float | None
+
+    def stat(self, measure: str, statistic: str) -> float | None:
+        """One statistic (`p50`, `p99`, `max`, ...) of one measure (`total`, `network`, ...), None without it."""
+        row = self.components.filter(pl.col("component") == measure)
+        value = row[statistic][0] if row.height else None
+        return float(value) if isinstance(value, int | float) else None
+
+    @property
+    def verdict(self) -> str | None:
+        """The component that holds the largest share of the slow writes' time (None without a slow write
+        seen on both sides)."""
+        return max(self.shares, key=lambda k: self.shares[k]) if self.shares and self.slow_matched else None
+
+
+def link_figures(writes: pl.DataFrame, link: Link) -> LinkFigures:
+    """The figures of one commit-path link, from the writes of every link (`Analysis.writes`)."""
+    own = link_writes(writes, [link]) if writes.height else writes
+    both = own.filter(pl.col("matched")) if own.height else own
+    return LinkFigures(
+        link=link,
+        writes=own.height,
+        matched=both.height,
+        slow=int(own["slow"].sum()) if own.height else 0,
+        slow_matched=int(both["slow"].sum()) if both.height else 0,
+        components=component_stats(own),
+        shares=time_shares(own) if own.height else {},
+        resolution_ms=stamp_resolution(own),
+    )
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One configuration with its commit-path writes, log switches, comparisons, recommendations and verdict
+    (the whole analysis's when the upload holds one configuration)."""
+
+    configuration: Configuration
+    writes: pl.DataFrame
+    switches: switching.SwitchAnalysis
+    checks: compare.Checks
+    recommendations: list[insights.Recommendation]
+    verdict: str
+    #: its commit-path links, each with its figures
+    links: tuple[LinkFigures, ...]
+
+    @property
+    def name(self) -> str:
+        return self.configuration.name
+
+
+def scopes(
+    a: Analysis,
+    switches: switching.SwitchAnalysis,
+    checks: compare.Checks,
+    advice: list[insights.Recommendation],
+) -> list[Scope]:
+    """One scope per configuration; a lone configuration takes the whole analysis's `switches`,
+    `checks` and `advice`."""
+    threshold, versions = a.options.threshold_ms, oracle_versions(a)
+    alone = len(a.topology.configurations) == 1
+    out = []
+    for c in a.topology.configurations:
+        commit = [link for link in c.links if link.transport.commit_path]
+        figures = tuple(link_figures(a.writes, link) for link in commit)
+        if alone:
+            out.append(
+                Scope(c, a.writes, switches, checks, advice, insights.verdict_sentence(a.writes, threshold), figures)
+            )
+            continue
+        w = link_writes(a.writes, commit)
+        own_switches = switching.analyze_log_switches(w)
+        own_checks = compare.checks(a, w)
+        recs = insights.recommendations(w, threshold, own_switches, versions, own_checks)
+        out.append(Scope(c, w, own_switches, own_checks, recs, insights.verdict_sentence(w, threshold), figures))
+    return out
