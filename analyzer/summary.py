@@ -5,6 +5,11 @@ Pure functions from frames to frames/dicts; every renderer (terminal, JSON) uses
 
 from __future__ import annotations
 
+import functools
+import weakref
+from collections.abc import Callable
+from typing import TypeVar
+
 import polars as pl
 
 from analyzer.schemas import HISTOGRAM, STATS
@@ -14,6 +19,34 @@ from analyzer.vocab import COMPONENTS, MEASURES, ms_column
 STAT_COLUMNS = tuple(ms_column(m) for m in MEASURES)
 #: V$EVENT_HISTOGRAM buckets: a wait of x ms falls in the first "< 2^k ms" bucket above it
 HISTOGRAM_LIMITS_MS = tuple(2**k for k in range(0, 17))  # < 1 ms ... < 65536 ms
+
+
+T = TypeVar("T")
+F = TypeVar("F", pl.DataFrame, pl.DataFrame | pl.LazyFrame)
+#: figures remembered per function: a frame asked about again soon (few frames are alive at once)
+REMEMBERED = 4
+
+
+def per_frame(compute: Callable[[F], T]) -> Callable[[F], T]:
+    """`compute` once per frame while the frame lives: a report asks for the same figures of the same
+    writes more than once (the whole analysis, its one configuration, its one link), each time a pass
+    over every write. Only the figures of the last few frames are kept."""
+    kept: dict[int, tuple[weakref.ref[pl.DataFrame], T]] = {}
+
+    @functools.wraps(compute)
+    def remembered(frame: F) -> T:
+        if not isinstance(frame, pl.DataFrame):  # a query, not figures of a frame: computed each time
+            return compute(frame)
+        hit = kept.get(id(frame))
+        if hit is not None and hit[0]() is frame:
+            return hit[1]
+        value = compute(frame)
+        if len(kept) >= REMEMBERED:
+            kept.pop(next(iter(kept)))
+        kept[id(frame)] = (weakref.ref(frame), value)
+        return value
+
+    return remembered
 
 
 def matched_only(writes: pl.DataFrame, *columns: str) -> pl.DataFrame:
@@ -43,6 +76,7 @@ def resolution_of(measure: str, stamps_ms: float | None) -> float | None:
     return None if measure in ELA_MEASURES else stamps_ms
 
 
+@per_frame
 def component_stats(writes: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """count, mean, p50, p90, p99, max for each measure; a percentile is the observed value at index
     round(q x (n - 1)) of the sorted values (polars' "nearest"), never an interpolated one."""
@@ -83,6 +117,7 @@ def histogram(writes: pl.DataFrame, column: str = "total_ms") -> pl.DataFrame:
     return pl.DataFrame({"bucket": labels[: last + 1], "count": counts[: last + 1]}, schema=HISTOGRAM)
 
 
+@per_frame
 def verdict_totals(writes: pl.DataFrame) -> pl.DataFrame:
     """Writes and summed total time per verdict, for all writes and for slow ones."""
     return (

@@ -7,9 +7,19 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 from analyzer.schemas import WRITES
-from analyzer.summary import SLOWEST_ORDER, component_stats, histogram, slowest, time_shares, verdict_totals
+from analyzer.summary import (
+    REMEMBERED,
+    SLOWEST_ORDER,
+    component_stats,
+    histogram,
+    per_frame,
+    slowest,
+    time_shares,
+    verdict_totals,
+)
 
 T0 = datetime(2024, 5, 1, tzinfo=UTC)
 
@@ -85,3 +95,27 @@ def test_slowest_is_the_head_of_the_whole_table_sorted(totals: list[float | None
     keys, descending = SLOWEST_ORDER
     expected = w.sort(keys, descending=descending, nulls_last=True, maintain_order=True).head(top)
     assert slowest(w, top).select(keys).rows() == expected.select(keys).rows()
+
+
+def test_figures_of_one_frame_are_computed_once() -> None:
+    """A report asks for the figures of the same writes several times: computed once per frame, anew for
+    another frame (even an equal one), and each time for a query."""
+    calls: list[int] = []
+
+    @per_frame
+    def height(frame: pl.DataFrame | pl.LazyFrame) -> int:
+        calls.append(1)
+        return frame.height if isinstance(frame, pl.DataFrame) else int(frame.select(pl.len()).collect().item())
+
+    first, second = writes([1.0, 2.0]), writes([1.0, 2.0])
+    assert [height(first), height(first), height(second), height(first)] == [2, 2, 2, 2]
+    assert len(calls) == 2
+    assert height(first.lazy()) == height(first.lazy()) == 2
+    assert len(calls) == 4
+    many = [writes([float(n)]) for n in range(REMEMBERED + 1)]
+    for frame in many:
+        height(frame)
+    height(many[0])  # forgotten: only the last REMEMBERED frames are kept
+    assert len(calls) == 4 + REMEMBERED + 2
+    assert_frame_equal(component_stats(first), component_stats(second))
+    assert component_stats(first) is component_stats(first)

@@ -69,13 +69,12 @@ class LinkFigures:
 def link_figures(writes: pl.DataFrame, link: Link) -> LinkFigures:
     """The figures of one commit-path link, from the writes of every link (`Analysis.writes`)."""
     own = link_writes(writes, [link]) if writes.height else writes
-    both = own.filter(pl.col("matched")) if own.height else own
-    return LinkFigures(
+    return LinkFigures(  # counts by sums: a filter would copy the link's writes
         link=link,
         writes=own.height,
-        matched=both.height,
-        slow=int(own["slow"].sum()) if own.height else 0,
-        slow_matched=int(both["slow"].sum()) if both.height else 0,
+        matched=int(own["matched"].sum()),
+        slow=int(own["slow"].sum()),
+        slow_matched=int((own["slow"] & own["matched"]).sum()),
         components=component_stats(own),
         shares=time_shares(own) if own.height else {},
         resolution_ms=stamp_resolution(own),
