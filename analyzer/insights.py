@@ -166,7 +166,7 @@ def _component_evidence(component: str, m: Mapping[str, Any], threshold_ms: floa
     return few(m["slow_writes"]) + (
         f"{Component(component).label} was {m['share']:.0%} of slow-write time ({ms(m['component_ms'], own)} of"
         f" {ms(m['slow_total_ms'], res)} over {plural(m['slow_writes'], 'write')} >= {threshold_ms:g} ms)"
-        f" and the largest part of {m['largest_in']} of them; over all writes its p50 is {ms(m['p50_ms'], own)},"
+        f" and the largest part of {m['largest_in']:,} of them; over all writes its p50 is {ms(m['p50_ms'], own)},"
         f" p99 {ms(m['p99_ms'], own)}, max {ms(m['max_ms'], own)}."
     )
 

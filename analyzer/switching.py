@@ -196,7 +196,7 @@ def _finding(switches: int, near: Mapping[str, Any], rest: Mapping[str, Any], cl
         return "No log switch (change of seq on a thread) among the writes."
     slow = near["slow"] + rest["slow"]
     within = (
-        f"{near['slow']} of {plural(slow, 'slow write')} were sent within {window_s:.3g} s"
+        f"{near['slow']:,} of {plural(slow, 'slow write')} were sent within {window_s:.3g} s"
         f" of one of {switches} log switch(es)"
     )
     if not clustered:
