@@ -297,7 +297,10 @@ def link_entry(a: Analysis, link: Link, writes: pl.DataFrame, figures: LinkFigur
     """One link: its ends, transport and the evidence that decided both, its files and counts; with
     `figures` (a commit-path link), its slow writes, statistics and shares of slow-write time."""
     sent, received = a.link_counts.get(link.name, (0, 0))
-    matched = int((writes["matched"] & link_mask(writes, [link])).sum()) if writes.height else 0
+    if figures is not None:
+        matched = figures.matched
+    else:
+        matched = int((writes["matched"] & link_mask(writes, [link])).sum()) if writes.height else 0
     entry = {
         "name": link.name,
         "sender_db": link.sender_db,
