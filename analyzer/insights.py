@@ -184,8 +184,8 @@ def _version_note(versions: Collection[str]) -> str:
 def _redo_log_size(sw: SwitchAnalysis, res: float | None) -> Recommendation:
     near, rest = sw.comparison.row(0, named=True), sw.comparison.row(1, named=True)
     evidence = few(sw.slow_near + sw.slow_elsewhere) + (
-        f"{sw.slow_near} of {plural(sw.slow_near + sw.slow_elsewhere, 'slow write')} were sent"
-        f" within {sw.window_s:.3g} s of one of {sw.switches.height} log switch(es);"
+        f"{sw.slow_near:,} of {plural(sw.slow_near + sw.slow_elsewhere, 'slow write')} were sent"
+        f" within {sw.window_s:.3g} s of one of {sw.switches.height:,} log switch(es);"
         f" {near['slow_rate']:.0%} of the writes near a switch were slow against {rest['slow_rate']:.1%} elsewhere;"
         f" p99 {ms(near['p99_ms'], res)} near a switch against {ms(rest['p99_ms'], res)} elsewhere"
     )

@@ -197,7 +197,7 @@ def _finding(switches: int, near: Mapping[str, Any], rest: Mapping[str, Any], cl
     slow = near["slow"] + rest["slow"]
     within = (
         f"{near['slow']:,} of {plural(slow, 'slow write')} were sent within {window_s:.3g} s"
-        f" of one of {switches} log switch(es)"
+        f" of one of {switches:,} log switch(es)"
     )
     if not clustered:
         return f"Slow writes do not cluster at log switches: {within}."
