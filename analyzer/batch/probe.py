@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -23,7 +24,7 @@ from analyzer.errors import AnalyzerError
 from analyzer.identify import HEAD_LINES, file_identity, identify_file, session_values
 from analyzer.schemas import LINES
 from analyzer.sources import Source
-from analyzer.vocab import Role
+from analyzer.vocab import FileKind, Role
 from analyzer.zones import TimeZones, Zone, value_to_utc
 
 #: bytes kept from each end of a source for its header and its first and last time stamps
@@ -121,8 +122,27 @@ def adr_db(text: str) -> tuple[str | None, str | None]:
     return found["db"], host
 
 
+@dataclass(frozen=True)
+class Ends:
+    """A source's content digest, size and its two ends (the tail empty when the head holds it all)."""
+
+    sha256: str
+    size: int
+    head: bytes
+    tail: bytes
+
+
 def probe(source: Source, zones: TimeZones) -> SourceInfo:
     """Hash a source and identify it from its two ends.
+
+    Raises:
+        ProbeError: the source cannot be read to its end.
+    """
+    return identify_all([(source, read_ends(source))], zones)[0]
+
+
+def read_ends(source: Source) -> Ends:
+    """One pass over a source's decompressed content: its SHA-256, size and two ends.
 
     Raises:
         ProbeError: the source cannot be read to its end.
@@ -141,7 +161,24 @@ def probe(source: Source, zones: TimeZones) -> SourceInfo:
                 tail = (tail + block)[-END_BYTES:]
     except (AnalyzerError, OSError, EOFError) as err:
         raise ProbeError(str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}") from err
-    return _identify(source, digest.hexdigest(), size, bytes(head), tail if size > END_BYTES else b"", zones)
+    return Ends(digest.hexdigest(), size, bytes(head), tail if size > END_BYTES else b"")
+
+
+def identify_all(probed: Sequence[tuple[Source, Ends]], zones: TimeZones) -> list[SourceInfo]:
+    """Each source identified from its ends. The ends of all are parsed together
+    (`parse.parse_files`): a parse costs a few hundred polars queries however few its lines, and a
+    nightly share holds hundreds of files, so they pay it once, not once per file."""
+    lines = [_lines(ends.head, ends.tail) for _, ends in probed]
+    alert = [FileKind.of(source.name) is FileKind.ALERT_LOG for source, _ in probed]
+    traces = iter(parse.parse_files([frame for (frame, _), log in zip(lines, alert, strict=True) if not log]))
+    parsed = [  # an alert log as the analysis reads it: its time lines are its stamps
+        parse.parse_chunk(frame, False, alert=True)[0] if log else next(traces)
+        for (frame, _), log in zip(lines, alert, strict=True)
+    ]
+    return [
+        _identify(source, ends, part, head_lines, zones)
+        for (source, ends), (_, head_lines), part in zip(probed, lines, parsed, strict=True)
+    ]
 
 
 def _lines(head: bytes, tail: bytes) -> tuple[pl.DataFrame, list[str]]:
@@ -156,10 +193,8 @@ def _lines(head: bytes, tail: bytes) -> tuple[pl.DataFrame, list[str]]:
     return pl.DataFrame({"line": range(1, len(text) + 1), "text": text}, schema=LINES), first
 
 
-def _identify(source: Source, sha: str, size: int, head: bytes, tail: bytes, zones: TimeZones) -> SourceInfo:
-    lines, head_lines = _lines(head, tail)
-    parsed, _ = parse.parse_chunk(lines, False)
-    tables = parsed.tables
+def _identify(source: Source, ends: Ends, parsed: parse.Parsed, head_lines: list[str], zones: TimeZones) -> SourceInfo:
+    tables, head = parsed.tables, ends.head
     identity = file_identity(source.label, source.name, tables["header"], session_values(head_lines[:HEAD_LINES]))
     info = identify_file(source.label, source.name, tables["header"], tables["messages"])
     trace_file = tables["header"].filter(pl.col("kind") == "trace_file")["value"]
@@ -187,8 +222,8 @@ def _identify(source: Source, sha: str, size: int, head: bytes, tail: bytes, zon
     return SourceInfo(
         label=source.label,
         path=file_of(source.label),
-        sha256=sha,
-        bytes=size,
+        sha256=ends.sha256,
+        bytes=ends.size,
         role=str(info.role),
         process=info.process,
         instance=info.instance,

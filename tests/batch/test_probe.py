@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.batch.probe import ProbeError, SourceInfo, adr_db, probe
+from analyzer.batch.probe import ProbeError, SourceInfo, adr_db, identify_all, probe, read_ends
 from analyzer.sources import discover
 from analyzer.zones import TimeZones
 
@@ -76,3 +76,25 @@ def test_damaged_gzip_is_a_probe_error(one_day: Path, tmp_path: Path) -> None:
     broken.write_bytes(gzip.compress(plain.read_bytes())[:-200])
     with pytest.raises(ProbeError):
         _probe(broken)
+
+
+def test_an_alert_log_is_placed_by_its_time_lines(one_day: Path) -> None:
+    """An alert log's stamps are its time lines, read as the analysis reads them (alert grammar): it
+    lands in its day, with its zone, instead of being skipped as a file with no stamp."""
+    alert = next(one_day.rglob("alert_*.log"))
+    info = _probe(alert)
+    assert (info.role, info.process) == ("other", None)
+    assert info.first_at is not None and info.last_at is not None and info.first_at < info.last_at
+    assert info.zone_known
+    day = date.fromisoformat(alert.relative_to(one_day).parts[1])
+    assert day in info.days()
+
+
+def test_identifying_together_is_identifying_each_alone(one_day: Path) -> None:
+    """The ends of many sources parsed at once (`identify_all`) identify each as alone (`probe`)."""
+    paths = sorted(p for pattern in ("*.trc", "alert_*.log") for p in one_day.rglob(pattern))
+    sources = [s for p in paths for s in discover([str(p)], dedupe=False)[0]]
+    assert len(sources) == len(paths) > 10
+    together = identify_all([(s, read_ends(s)) for s in sources], TimeZones())
+    assert together == [probe(s, TimeZones()) for s in sources]
+    assert {i.role for i in together} >= {"primary", "standby", "other"}
