@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from analyzer import fastpath
+from analyzer import alertpath, fastpath
 from analyzer import grammar as g
 from analyzer.grammar import LGWR_PREFIXES
 from analyzer.schemas import PARSE_TABLES, empty, frame
@@ -89,7 +89,7 @@ REGISTRY: dict[g.Family, FamilySpec] = {
         FamilySpec(g.Family.HEADER, {g.HeaderLine: "header"}, fastpath.header_fields),
         # alert logs only (`parse_chunk(..., alert=True)`): time lines, entries, banner and version
         FamilySpec(
-            g.Family.ALERT, {g.AdrStamp: "adr", g.AlertEvent: "alert", g.HeaderLine: "header"}, fastpath.alert_times
+            g.Family.ALERT, {g.AdrStamp: "adr", g.AlertEvent: "alert", g.HeaderLine: "header"}, alertpath.alert_lines
         ),
     )
 }
