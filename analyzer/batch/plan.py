@@ -24,11 +24,16 @@ from analyzer.batch.probe import SourceInfo, adr_db, stat_key
 from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.limits import Limits
 from analyzer.results import DEFAULT_THRESHOLD_MS, DEFAULT_WINDOW_S, Options
+from analyzer.vocab import FileKind
 from analyzer.zones import TimeZones, Zone
 
 #: configuration of inputs whose database nothing tells
 UNKNOWN = "unknown"
 NO_STAMP = "no time stamp in the file: it cannot be placed in a day"
+#: an alert log is not read into the day units: the copy archived each day holds every day since the
+#: instance started, and grows, so it would join every unit of its span and run them all again each
+#: night; `dgtrace analyze` reads alert logs (log switches, destinations)
+ALERT_LOG = "alert log: dgtrace batch reads the traces only (dgtrace analyze reads alert logs)"
 
 
 @dataclass(frozen=True)
@@ -133,8 +138,9 @@ def plan_units(
     sources: Sequence[SourceInfo], skipped: Sequence[SkippedInput], grouping: Grouping, settings: Settings
 ) -> tuple[dict[str, Unit], list[SkippedInput]]:
     """Every unit of the known inputs, by key; and the sources that cannot be placed in a day."""
-    placed = [s for s in sources if s.days()]
-    unplaced = [_unplaced(s) for s in sources if not s.days()]
+    alert = {s.label for s in sources if FileKind.of(PurePath(s.label).name) is FileKind.ALERT_LOG}
+    placed = [s for s in sources if s.days() and s.label not in alert]
+    unplaced = [_unplaced(s, ALERT_LOG if s.label in alert else NO_STAMP) for s in sources if s not in placed]
     configs = grouping(placed)
     by_db = {db: c for c in configs for db in c.dbs.values() if db}
     by_label = {label: c for c in configs for label in c.labels}
@@ -184,9 +190,9 @@ def _today() -> str:
     return datetime.now(UTC).date().isoformat()
 
 
-def _unplaced(info: SourceInfo) -> SkippedInput:
+def _unplaced(info: SourceInfo, reason: str) -> SkippedInput:
     key = stat_key(info.path)
-    return replace(skipped_input(info.label, NO_STAMP, False, key[1] if key else None), db=info.db)
+    return replace(skipped_input(info.label, reason, False, key[1] if key else None), db=info.db)
 
 
 def skipped_input(label: str, reason: str, partial: bool, mtime_ns: int | None) -> SkippedInput:

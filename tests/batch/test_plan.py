@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analyzer.batch.configs import by_adr_path
-from analyzer.batch.plan import NO_STAMP, UNKNOWN, Settings, SkippedInput, plan_units, safe_name
+from analyzer.batch.plan import ALERT_LOG, NO_STAMP, UNKNOWN, Settings, SkippedInput, plan_units, safe_name
 from tests.batch.test_configs import source
 
 
@@ -75,6 +75,16 @@ def test_a_source_without_stamps_is_skipped() -> None:
     units, unplaced = plan_units([*_pair("2024-10-22"), bare], [], by_adr_path, Settings())
     assert [(s.label, s.reason) for s in unplaced] == [(bare.label, NO_STAMP)]
     assert all(bare.label not in {s.label for s in u.sources} for u in units.values())
+
+
+def test_an_alert_log_is_listed_not_read() -> None:
+    """An alert log, with stamps, is listed as skipped with its reason, in the day of its folder's traces."""
+    pair = _pair("2024-10-22")
+    alert = source("/a/salesdb01/2024-10-22/diag/rdbms/sales/sales1/trace/alert_sales1.log", "other", "sales", None)
+    assert alert.days()
+    units, unplaced = plan_units([*pair, alert], [], by_adr_path, Settings())
+    assert [(s.label, s.reason) for s in unplaced] == [(alert.label, ALERT_LOG)]
+    assert all(alert.label not in {s.label for s in u.sources} for u in units.values())
 
 
 def test_safe_name() -> None:

@@ -78,9 +78,8 @@ def test_damaged_gzip_is_a_probe_error(one_day: Path, tmp_path: Path) -> None:
         _probe(broken)
 
 
-def test_an_alert_log_is_placed_by_its_time_lines(one_day: Path) -> None:
-    """An alert log's stamps are its time lines, read as the analysis reads them (alert grammar): it
-    lands in its day, with its zone, instead of being skipped as a file with no stamp."""
+def test_an_alert_log_is_timed_by_its_time_lines(one_day: Path) -> None:
+    """An alert log's stamps are its time lines, read as the analysis reads them (alert grammar)."""
     alert = next(one_day.rglob("alert_*.log"))
     info = _probe(alert)
     assert (info.role, info.process) == ("other", None)
