@@ -1,7 +1,8 @@
 """Benchmark: dgtrace end to end against `grep -c msgid=` on the same simulated corpus, in one run.
 
     python scripts/bench.py [--sizes 1GB,2GB] [--outputs json,text,csv] [--runs 3] [--gzip]
-                            [--format-version 19c] [--corpus-dir bench-corpus] [--code DIR] [--small-files N]
+                            [--format-version 19c] [--corpus-dir bench-corpus] [--code DIR] [--against DIR]
+                            [--small-files N]
 
 For each size, builds (or reuses) a corpus with `dgtrace simulate` (19c, `mixed` scenario), then
 times, alternating within each round, `grep -c msgid=` over its trace files and `dgtrace analyze`
@@ -21,6 +22,10 @@ configurations x 3 days, older days gzipped, with alert logs, .trm maps and fore
 round, with each engine of `--engines` (local, dask), against `zcat -f | grep -c msgid=` over the
 same trace files in the same rounds; then a second run over the same share (nothing to do). It
 prints seconds, MB/s (of the uncompressed traces), writes per second and the ratio to grep.
+
+`--against DIR` also times another source tree (another commit's: `git archive COMMIT | tar -x -C DIR`),
+each of its commands right after the same command of this tree, in the same rounds: a before/after
+comparison measured under the same load, as "json (before)", "text (before)", "local (before)".
 
 These machines are shared and noisy: only ratios measured in one run mean something. The last
 line is the whole result as JSON.
@@ -64,20 +69,23 @@ class Run:
     peak_mb: float
 
 
-def timed(cmd: list[str]) -> Run:
-    """Run a command, draining its stdout through a pipe; wall time and the child's peak RSS."""
+def timed(cmd: list[str], tree: Path | None = None) -> Run:
+    """Run a command, draining its stdout through a pipe; wall time and the child's peak RSS.
+    `tree`: the source tree whose analyzer `python -m analyzer` runs (default CODE)."""
+    tree = tree or CODE
+    env = {**os.environ, "PYTHONPATH": str(tree)} if tree != ROOT else None
     start = time.perf_counter()
     with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, cwd=CODE)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, cwd=tree, env=env)
         assert proc.stdout is not None
         while proc.stdout.read(1 << 20):
             pass
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):  # grep -c exits 1 when a file has no match; dgtrace 1 is "partial"
+        exit_code = os.waitstatus_to_exitcode(status)
+        if exit_code not in (0, 1):  # grep -c exits 1 when a file has no match; dgtrace 1 is "partial"
             errors.seek(0)
-            raise SystemExit(f"{' '.join(cmd[:5])}... failed with exit code {code}: {errors.read(500).decode()}")
+            raise SystemExit(f"{' '.join(cmd[:5])}... failed with exit code {exit_code}: {errors.read(500).decode()}")
     return Run(seconds, usage.ru_maxrss / 1024)
 
 
@@ -121,14 +129,31 @@ def gzipped(files: list[Path], corpus: Path) -> list[Path]:
     return out
 
 
+#: `--against DIR`: another source tree whose dgtrace runs, in the same rounds, beside this one's
+AGAINST: Path | None = None
+#: the suffix of the names of the commands run with AGAINST's analyzer
+BEFORE = " (before)"
+
+
+def names_of(outputs: list[str]) -> list[str]:
+    """The dgtrace commands of a round, by name: each output, and its twin of AGAINST's tree."""
+    return [n for o in outputs for n in (o, *([o + BEFORE] if AGAINST else []))]
+
+
+def tree_of(name: str) -> Path | None:
+    return AGAINST if name.endswith(BEFORE) else None
+
+
 def commands(files: list[Path], outputs: list[str], compressed: bool) -> dict[str, list[str]]:
-    """The commands of one round: the grep baseline first, then dgtrace in each output format."""
+    """The commands of one round: the grep baseline first, then dgtrace in each output format (and,
+    with `--against`, the same with the other tree's analyzer right after each)."""
     names = [str(f) for f in files]
     if compressed:
         baseline = ["sh", "-c", f"gzip -dc {' '.join(map(shlex.quote, names))} | grep -c msgid="]
     else:
         baseline = ["grep", "-c", "msgid=", *names]
-    return {"grep": baseline, **{o: [*DGTRACE, "--quiet", "analyze", *names, *OUTPUTS[o]] for o in outputs}}
+    dgtrace = {n: [*DGTRACE, "--quiet", "analyze", *names, *OUTPUTS[n.removesuffix(BEFORE)]] for n in names_of(outputs)}
+    return {"grep": baseline, **dgtrace}
 
 
 def measure(
@@ -141,10 +166,10 @@ def measure(
     rounds: dict[str, list[Run]] = {name: [] for name in plan}
     for _ in range(runs):
         for name, cmd in plan.items():
-            rounds[name].append(timed(cmd))
+            rounds[name].append(timed(cmd, tree_of(name)))
     grep_s = statistics.median(r.seconds for r in rounds["grep"])
     result: dict[str, object] = {"files": len(files), "runs": runs, "grep_s": round(grep_s, 3)}
-    for name in outputs:
+    for name in names_of(outputs):
         seconds = statistics.median(r.seconds for r in rounds[name])
         result[name] = {
             "seconds": round(seconds, 3),
@@ -166,7 +191,7 @@ def scaling(results: list[dict[str, object]], outputs: list[str]) -> list[dict[s
     for small, big in itertools.pairwise(results):
         sizes = (float(big["input_mb"]), float(small["input_mb"]))  # type: ignore[arg-type]
         row: dict[str, object] = {"from_mb": sizes[1], "to_mb": sizes[0]}
-        for name in outputs:
+        for name in names_of(outputs):
             b, s = big[name], small[name]
             assert isinstance(b, dict) and isinstance(s, dict)
             row[f"{name}_time_exponent"] = exponent(b["seconds"], s["seconds"], *sizes)
@@ -176,18 +201,18 @@ def scaling(results: list[dict[str, object]], outputs: list[str]) -> list[dict[s
 
 
 def _print(results: list[dict[str, object]], outputs: list[str]) -> None:
-    header = f"{'input':>12} {'command':>14} {'median s':>9} {'MB/s':>7} {'x grep':>7} {'peak RSS MB':>12}"
+    header = f"{'input':>12} {'command':>23} {'median s':>9} {'MB/s':>7} {'x grep':>7} {'peak RSS MB':>12}"
     print(header)
     print("-" * len(header))
     for r in results:
         label = f"{r['input_mb']:,.0f} MB" + (" gz" if r.get("gzip") else "")
-        print(f"{label:>12} {'grep -c':>14} {r['grep_s']:>9.2f} {'':>7} {'1.00':>7} {'':>12}")
-        for name in outputs:
+        print(f"{label:>12} {'grep -c':>23} {r['grep_s']:>9.2f} {'':>7} {'1.00':>7} {'':>12}")
+        for name in names_of(outputs):
             m = r[name]
             assert isinstance(m, dict)
             command = f"dgtrace {name}"
             cells = f"{m['seconds']:>9.2f} {m['mb_s']:>7.1f} {m['ratio_to_grep']:>7.2f} {m['peak_rss_mb']:>12.0f}"
-            print(f"{'':>12} {command:>14} {cells}")
+            print(f"{'':>12} {command:>23} {cells}")
 
 
 def build_share(share: Path, writes: int) -> tuple[list[Path], int, float]:
@@ -215,16 +240,20 @@ def measure_batch(share: Path, engines: list[str], runs: int, work: Path) -> dic
     names = " ".join(shlex.quote(str(f)) for f in files)
     grep = ["sh", "-c", f"zcat -f {names} | grep -c msgid="]
     timed(grep)  # warm the page cache
-    rounds: dict[str, list[Run]] = {name: [] for name in ["grep", *engines, "rerun"]}
+    named = names_of(engines)
+    rounds: dict[str, list[Run]] = {name: [] for name in ["grep", *named, "rerun"]}
     for n in range(runs):
         rounds["grep"].append(timed(grep))
-        for engine in engines:
-            out = work / f"ds-{engine}-{n}"
+        for name in named:
+            engine, out = name.removesuffix(BEFORE), work / f"ds-{n}"
             extra = ["--workers", str(os.cpu_count() or 1)]
-            rounds[engine].append(
-                timed([*DGTRACE, "--quiet", "batch", str(share), "--out", str(out), "--engine", engine, *extra])
+            rounds[name].append(
+                timed(
+                    [*DGTRACE, "--quiet", "batch", str(share), "--out", str(out), "--engine", engine, *extra],
+                    tree_of(name),
+                )
             )
-            if engine == engines[0]:
+            if name == engines[0]:
                 rounds["rerun"].append(timed([*DGTRACE, "--quiet", "batch", str(share), "--out", str(out)]))
             shutil.rmtree(out)
     grep_s = statistics.median(r.seconds for r in rounds["grep"])
@@ -236,7 +265,7 @@ def measure_batch(share: Path, engines: list[str], runs: int, work: Path) -> dic
         "runs": runs,
         "grep_s": round(grep_s, 3),
     }
-    for name in [*engines, "rerun"]:
+    for name in [*named, "rerun"]:
         seconds = statistics.median(r.seconds for r in rounds[name])
         result[name] = {
             "seconds": round(seconds, 3),
@@ -250,16 +279,16 @@ def measure_batch(share: Path, engines: list[str], runs: int, work: Path) -> dic
 
 def _print_batch(result: dict[str, object], engines: list[str]) -> None:
     print(f"{result['trace_files']} trace files, {result['trace_mb']} MB of traces, {result['writes']:,} writes")
-    header = f"{'command':>24} {'median s':>9} {'MB/s':>7} {'writes/s':>9} {'x grep':>7} {'peak RSS MB':>12}"
+    header = f"{'command':>33} {'median s':>9} {'MB/s':>7} {'writes/s':>9} {'x grep':>7} {'peak RSS MB':>12}"
     print(header)
     print("-" * len(header))
-    print(f"{'zcat -f | grep -c':>24} {result['grep_s']:>9.2f} {'':>7} {'':>9} {'1.00':>7}")
-    for name in [*engines, "rerun"]:
+    print(f"{'zcat -f | grep -c':>33} {result['grep_s']:>9.2f} {'':>7} {'':>9} {'1.00':>7}")
+    for name in [*names_of(engines), "rerun"]:
         m = result[name]
         assert isinstance(m, dict)
         label = f"batch --engine {name}" if name != "rerun" else "batch again (no work)"
         cells = f"{m['seconds']:>9.2f} {m['mb_s']:>7.1f} {m['writes_s']:>9,} {m['ratio_to_grep']:>7.2f}"
-        print(f"{label:>24} {cells} {m['peak_rss_mb']:>12.0f}")
+        print(f"{label:>33} {cells} {m['peak_rss_mb']:>12.0f}")
 
 
 def main() -> None:
@@ -272,11 +301,19 @@ def main() -> None:
     ap.add_argument("--format-version", default="19c")
     ap.add_argument("--corpus-dir", type=Path, default=ROOT / "bench-corpus")
     ap.add_argument("--code", type=Path, help="time the analyzer of this source tree (another commit's) instead")
+    ap.add_argument(
+        "--against",
+        type=Path,
+        help="also time another source tree (`git archive COMMIT | tar -x -C DIR`), after each command of this one",
+    )
     ap.add_argument("--small-files", type=int, help="time this many distinct small traces instead of the corpora")
     ap.add_argument("--batch", action="store_true", help="time dgtrace batch over an archive share instead")
     ap.add_argument("--share-writes", type=int, default=20000, help="--batch: writes per thread, configuration, day")
     ap.add_argument("--engines", default="local,dask", help="--batch: engines to time (local, dask)")
     args = ap.parse_args()
+    if args.against is not None:
+        global AGAINST
+        AGAINST = args.against.resolve()
     if args.code is not None:  # `python -m analyzer` from that tree, ahead of the checkout's editable install
         global CODE
         CODE = args.code.resolve()
