@@ -64,7 +64,9 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
         _send_order(writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes)))
         .select("_db", "thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("_db", "thread"))
         .filter(pl.col("seq") != pl.col("from_seq"))
+        # wide again on these few rows: the writes' keys may be narrow (`schemas.narrowed`), the logs' are not
         .select("_db", "thread", "from_seq", to_seq="seq", inferred_at="sent_at")
+        .cast({"thread": pl.Int64, "from_seq": pl.Int64, "to_seq": pl.Int64})
     )
     seen = {"log_switch": "alert_at", "srl_selected": "srl_selected_at", "rfs_selected": "rfs_selected_at"}
     rows = (observed if observed is not None else pl.DataFrame(schema=OBSERVED)).select(OBSERVED.names())
@@ -130,10 +132,11 @@ def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: flo
     Only the keys go through the join (the writes usually come in send order: then no column is
     copied; else they are sorted first), and `switch_at` is added beside the writes' own columns.
     """
-    marks = switches.select("thread", switch_at="at", _db=_db(switches)).sort("switch_at")
+    marks = switches.select(pl.col("thread").cast(pl.Int64), switch_at="at", _db=_db(switches)).sort("switch_at")
     if not writes["sent_at"].is_sorted():
         writes = writes.sort("sent_at")
-    found = writes.select("sent_at", "thread", _db=_db(writes)).join_asof(
+    # the writes' thread may be narrow (`schemas.narrowed`); the asof join's keys must match
+    found = writes.select("sent_at", pl.col("thread").cast(pl.Int64), _db=_db(writes)).join_asof(
         marks,
         left_on="sent_at",
         right_on="switch_at",
