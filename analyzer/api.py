@@ -29,7 +29,7 @@ from analyzer.limits import Limits
 from analyzer.links import Topology
 from analyzer.oratcptest import BaselineRun, read_baseline
 from analyzer.results import Analysis, FileResult, Options, ProgressHook, assume_common_zones
-from analyzer.schemas import LINKED, empty
+from analyzer.schemas import LINKED, empty, narrowed
 from analyzer.segments import Side, join_segments, lgwr_lines, side
 from analyzer.sources import Skipped, Source, discover
 from analyzer.spill import spill_directory
@@ -120,7 +120,7 @@ def finish(files: list[FileResult], skipped: list[Skipped], options: Options, ma
 
 def _timed(batched: Batched, options: Options) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Writes in send order with one-way delays, inside --since/--until, and the clock offsets they gave."""
-    writes = _sorted(_concat(batched.parts), ["sent_at", "thread"]) if batched.parts else empty(LINKED)
+    writes = _sorted(_concat(batched.parts), ["sent_at", "thread"]) if batched.parts else narrowed(empty(LINKED))
     clock = estimate_offsets(writes, options.clock_offsets)
     return _in_window(one_way(writes, clock), options, "sent_at"), clock
 
@@ -165,8 +165,9 @@ def analyze(paths: Sequence[str], options: Options | None = None, progress: Prog
 
 
 def _concat(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    """The parts as one frame (chunks kept as they are); the list lets go of them."""
-    frame = pl.concat(parts, rechunk=False)
+    """The parts as one frame (chunks kept as they are); the list lets go of them. A column narrow in
+    some parts and wide in others (`schemas.narrowed`: values beyond Int32 in one batch) is wide."""
+    frame = pl.concat(parts, rechunk=False, how="vertical_relaxed")
     parts.clear()
     return frame
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from analyzer.results import DEFAULT_THRESHOLD_MS
-from analyzer.schemas import ATTRIBUTED, WARNINGS
+from analyzer.schemas import ATTRIBUTED, WARNINGS, narrowed
 from analyzer.units import elapsed_ms
 from analyzer.vocab import COMPONENTS, Transport
 
@@ -29,8 +29,8 @@ def _refined(stamp: str, res_us: str, bound: str, before: bool) -> pl.Expr:
 
 
 def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_MS) -> pl.DataFrame:
-    """The writes table (schema `ATTRIBUTED`) from the exchanges of `match` (whose standby side
-    carries its RFS wait sums: rfs_io_ms, rfs_io_waits, first_start, last_end).
+    """The writes table (schema `ATTRIBUTED`, `NARROW_INTS` as Int32 where they fit) from the exchanges
+    of `match` (whose standby side carries its RFS wait sums: rfs_io_ms, rfs_io_waits, first_start, last_end).
 
     A write seen on one side only has that side's numbers (total on the primary; rfs, rfs_io
     and rfs_other on the standby); network and the verdict need both sides.
@@ -64,8 +64,9 @@ def attribute(exchanges: pl.DataFrame, threshold_ms: float = DEFAULT_THRESHOLD_M
         finished_at=_refined("t3", "res3_us", "last_end", before=False),
         acked_at=pl.col("t4"),
     )
-    # in the exchanges' order (by sent_at, then thread); the one-way columns come from analyzer.clock
-    return w.select(ATTRIBUTED.names()).cast(ATTRIBUTED)
+    # in the exchanges' order (by sent_at, then thread); the one-way columns come from analyzer.clock;
+    # the key and line columns narrow where they fit (`schemas.narrowed`): every later stage holds them
+    return narrowed(w.select(ATTRIBUTED.names()).cast(ATTRIBUTED))
 
 
 def fast_sync_ms() -> pl.Expr:

@@ -32,8 +32,22 @@ OBSERVED_MARGIN_S = 600.0
 
 
 def _db(frame: pl.DataFrame) -> pl.Expr:
-    """The primary database of each write ("" when unknown): threads and log sequences are its own."""
-    return pl.col("primary_db").cast(pl.String).fill_null("") if "primary_db" in frame.columns else pl.lit("")
+    """The primary database of each write ("" when unknown): threads and log sequences are its own.
+
+    Categorical stays categorical: on the writes table that is 4 bytes a write, where a string column
+    would be a 16-byte view each (tens of MB at millions of writes); the few rows met with the logs'
+    strings are cast (`_text`).
+    """
+    if "primary_db" not in frame.columns:
+        return pl.lit("")
+    if frame.schema["primary_db"] == pl.Categorical:
+        return pl.col("primary_db").fill_null("")
+    return pl.col("primary_db").cast(pl.String).fill_null("")
+
+
+def _text(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame with `_db` as text, to meet the alert logs' keys (a few rows: switches, not writes)."""
+    return frame.with_columns(pl.col("_db").cast(pl.String))
 
 
 def _send_order(keys: pl.DataFrame) -> pl.DataFrame:
@@ -64,7 +78,9 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
         _send_order(writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes)))
         .select("_db", "thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("_db", "thread"))
         .filter(pl.col("seq") != pl.col("from_seq"))
+        # wide again on these few rows: the writes' keys may be narrow (`schemas.narrowed`), the logs' are not
         .select("_db", "thread", "from_seq", to_seq="seq", inferred_at="sent_at")
+        .cast({"_db": pl.String, "thread": pl.Int64, "from_seq": pl.Int64, "to_seq": pl.Int64})
     )
     seen = {"log_switch": "alert_at", "srl_selected": "srl_selected_at", "rfs_selected": "rfs_selected_at"}
     rows = (observed if observed is not None else pl.DataFrame(schema=OBSERVED)).select(OBSERVED.names())
@@ -130,10 +146,13 @@ def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: flo
     Only the keys go through the join (the writes usually come in send order: then no column is
     copied; else they are sorted first), and `switch_at` is added beside the writes' own columns.
     """
-    marks = switches.select("thread", switch_at="at", _db=_db(switches)).sort("switch_at")
+    db = _db(writes).cast(pl.Categorical)  # the writes' side as they are, the switches' cast to meet it
+    marks = switches.select(pl.col("thread").cast(pl.Int64), switch_at="at", _db=_db(switches).cast(pl.Categorical))
+    marks = marks.sort("switch_at")
     if not writes["sent_at"].is_sorted():
         writes = writes.sort("sent_at")
-    found = writes.select("sent_at", "thread", _db=_db(writes)).join_asof(
+    # the writes' thread may be narrow (`schemas.narrowed`); the asof join's keys must match
+    found = writes.select("sent_at", pl.col("thread").cast(pl.Int64), _db=db).join_asof(
         marks,
         left_on="sent_at",
         right_on="switch_at",
@@ -241,7 +260,7 @@ def analyze_log_switches(
         window_s=window_s,
         switches=switches.with_columns(_db=_db(switches))
         .join(
-            per_switch.with_columns(_db=_db(per_switch)).drop("primary_db"),
+            _text(per_switch.with_columns(_db=_db(per_switch))).drop("primary_db"),
             left_on=["_db", "thread", "at"],
             right_on=["_db", "thread", "switch_at"],
             how="left",

@@ -18,12 +18,22 @@ from analyzer.schemas import (
     WRITES,
     empty,
     frame,
+    narrowed,
     schema,
 )
 from tests.conftest import ROOT
 
 #: the names of analyzer.schemas that are not frame schemas: column types and groups of column names
-NOT_FRAMES = {"US", "UTC", "CAT", "LINK_COLUMNS", "ONE_WAY_COLUMNS", "WHAT_IF_COLUMNS", "TOTAL_AND_COMPONENTS"}
+NOT_FRAMES = {
+    "US",
+    "UTC",
+    "CAT",
+    "LINK_COLUMNS",
+    "ONE_WAY_COLUMNS",
+    "WHAT_IF_COLUMNS",
+    "NARROW_INTS",
+    "TOTAL_AND_COMPONENTS",
+}
 
 
 def _used_across_stages() -> set[str]:
@@ -56,7 +66,7 @@ def test_every_upper_case_name_of_the_module_is_a_schema_or_a_known_column_group
     assert {name for name, value in declared.items() if not isinstance(value, pl.Schema)} == NOT_FRAMES | {
         "PARSE_TABLES"
     }
-    for name in ("LINK_COLUMNS", "ONE_WAY_COLUMNS", "WHAT_IF_COLUMNS"):
+    for name in ("LINK_COLUMNS", "ONE_WAY_COLUMNS", "WHAT_IF_COLUMNS", "NARROW_INTS"):
         assert set(declared[name]) <= set(WRITES), name  # type: ignore[call-overload]
 
 
@@ -87,3 +97,32 @@ def test_frame_builds_rows_with_the_schema_and_nulls_for_missing_keys() -> None:
     assert built.schema == columns
     assert built.rows() == [(at, "a.trc", 1), (None, "b.trc", None)]
     assert frame([], columns).schema == columns
+
+
+def test_narrowed_holds_the_columns_that_fit_as_int32_and_keeps_every_value() -> None:
+    wide = pl.DataFrame(
+        {
+            "thread": [1, 2, 3],
+            "seq": [2**31 - 1, 1584, -(2**31)],  # the Int32 extremes still fit
+            "msgid": [117450, 2**31, 7],  # one beyond: the column stays Int64
+            "primary_line": [None, None, None],
+            "rfs_io_waits": [1, 2, 3],  # summed downstream: never narrowed
+        },
+        schema={
+            "thread": pl.Int64,
+            "seq": pl.Int64,
+            "msgid": pl.Int64,
+            "primary_line": pl.Int64,
+            "rfs_io_waits": pl.Int64,
+        },
+    )
+    narrow = narrowed(wide)
+    assert dict(narrow.schema) == {
+        "thread": pl.Int32,
+        "seq": pl.Int32,
+        "msgid": pl.Int64,
+        "primary_line": pl.Int32,
+        "rfs_io_waits": pl.Int64,
+    }
+    assert narrow.cast(pl.Int64).equals(wide)
+    assert narrowed(empty(LINKED)).schema["msgid"] == pl.Int32  # no value that does not fit

@@ -184,3 +184,18 @@ def test_alert_log_switches_keep_to_their_primary_database() -> None:
     )
     sw = switching.log_switches(w, observed).select("primary_db", "to_seq", "source", "rfs_selected_at")
     assert sw.rows() == [("sales", 11, "alert log", None), (None, 11, "standby redo log selection", logged)]
+
+
+def test_writes_with_narrow_keys_and_categorical_databases_give_the_switches_of_wide_text_ones(tmp_path: Path) -> None:
+    """The writes table holds thread and seq as Int32 and primary_db as categorical: the switches, the
+    writes near them and the comparison equal those of the same writes with Int64 keys and text databases."""
+    simulate(tmp_path / "set", SimOptions(format_version="19c", writes=900, log_switch_every=150, threads=2, seed=5))
+    a = analyze([str(tmp_path / "set")])
+    narrow = a.writes
+    assert (narrow.schema["thread"], narrow.schema["primary_db"]) == (pl.Int32, pl.Categorical)
+    wide = narrow.with_columns(pl.col("thread", "seq", "msgid").cast(pl.Int64), pl.col("primary_db").cast(pl.String))
+    found, expected = switching.analyze_log_switches(narrow), switching.analyze_log_switches(wide)
+    assert found.switches.height >= 6
+    assert found.switches.equals(expected.switches)
+    assert found.comparison.equals(expected.comparison)
+    assert (found.slow_near, found.finding) == (expected.slow_near, expected.finding)

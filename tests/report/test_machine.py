@@ -249,3 +249,52 @@ def test_every_csv_table_of_a_simulated_set_has_no_float_noise(simulated: Path) 
             for name, value in row.items():
                 if name.endswith("_ms") and value:
                     assert len(value.split(".")[-1]) <= 3, (table, name, value)
+
+
+def test_slices_encoded_on_two_threads_give_the_bytes_of_one_slice(
+    simulated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writes table of a simulated set in 40 slices, encoded ENCODERS at a time and written in
+    order, into a file and into text: the same bytes as the whole table encoded as one slice."""
+    a = analyze([str(simulated)])
+    assert a.writes.height >= 3000
+    outputs: dict[int, list[bytes]] = {}
+    for slice_rows in (a.writes.height, 97):
+        monkeypatch.setattr(machine, "SLICE_ROWS", slice_rows)
+        found = []
+        for render in (machine.render_json, machine.render_csv):
+            path = tmp_path / "out.txt"
+            with path.open("w", encoding="utf-8") as f:
+                render(a, f, 10)
+            text = io.StringIO()
+            render(a, text, 10)
+            assert text.getvalue().encode() == path.read_bytes()
+            found.append(path.read_bytes())
+        outputs[slice_rows] = found
+    assert outputs[97] == outputs[a.writes.height]
+
+
+def test_slices_wait_encoded_in_a_window_of_a_few(monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many slices, at most WINDOW are encoded and not yet written: the text of the whole
+    table is never held at once."""
+    monkeypatch.setattr(machine, "SLICE_ROWS", 3)
+    frame = special_frame(300)  # 100 slices
+    started, written, most = [0], [0], [0]
+    encoded = machine._encoded
+
+    def counted(piece: pl.DataFrame, as_json: bool) -> pl.DataFrame:
+        started[0] += 1
+        return encoded(piece, as_json)
+
+    class Counted(io.StringIO):
+        def write(self, text: str) -> int:
+            most[0] = max(most[0], started[0] - written[0])
+            written[0] += 1
+            return super().write(text)
+
+    monkeypatch.setattr(machine, "_encoded", counted)
+    out = Counted()
+    machine.write_csv(frame, out)
+    assert written[0] == 100
+    assert 1 <= most[0] <= machine.WINDOW
+    assert out.getvalue() == iso_frame(frame).write_csv()
