@@ -344,7 +344,10 @@ def _waits(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         out = cut.hstack(_wait_fields(cut.select("_key"), suffix).drop("_key"))
     else:
         out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
-    numbers = {"tim": _below(_digits(pl.col("_number")), MAX_MICROS), "ela_us": _below(pl.col("ela_us"), MAX_MICROS)}
+    # the tim is converted once, then bounded: `_below` names its expression twice, and polars would
+    # convert every tim twice (the conversion of 13-digit numbers is the costliest step here)
+    out = out.with_columns(tim=_digits(pl.col("_number")))
+    numbers = {"tim": _below(pl.col("tim"), MAX_MICROS), "ela_us": _below(pl.col("ela_us"), MAX_MICROS)}
     return _keep(out.with_columns(**numbers), ["cursor", "ela_us", "tim"], WAITS)
 
 
