@@ -108,6 +108,68 @@ def wait_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+#: the columns of `wait_sums` besides the keys, in its order
+SUM_COLUMNS = ("io_ela", "rfs_io_waits", "first_tim", "first_ela", "last_tim")
+
+
+def span_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame | None:
+    """What `wait_sums` gives each span, row by row in the order of `spans` (SUM_COLUMNS, null for a
+    span without waits), without a join or a group-by; None when this way does not apply.
+
+    It applies to one stream whose waits run in time order, a chunk of one RFS process as it is
+    read: a span's waits are then a run of consecutive waits, found by two binary searches, and
+    summed as the difference of running sums at its ends; the wait that started first is its first
+    wait and the latest end its last wait's. A wait belongs to the latest span that opened before
+    it (as in `wait_sums`), so a span ends at the next span's start, or at its closing message if
+    that comes first. With several streams, or waits whose tim or start goes back, the caller uses
+    `wait_sums`.
+    """
+    if not spans.height or not waits.height:
+        return no_sums(spans.height)
+    streams = pl.concat([spans["stream"], waits["stream"]])
+    if streams.null_count() or streams.n_unique() != 1:
+        return None
+    io = pl.col("event").is_in(RFS_IO_EVENTS).fill_null(False).cast(pl.Int64)
+    rows = waits.select(w_ord="ord", ela="ela_us", tim="tim", io=io)
+    if not rows["w_ord"].is_sorted():
+        rows = rows.sort("w_ord")
+    tim, ela = rows["tim"], rows["ela"]
+    start = tim - ela
+    # the first wait of a run started first and the last one ended last only when they go forward
+    if tim.null_count() or ela.null_count() or not (tim.is_sorted() and start.is_sorted()):
+        return None
+    opened = spans["a_ord"].sort()
+    nxt = opened.search_sorted(spans["a_ord"], side="right")
+    # the start of the next span (or none: the greatest line number)
+    following = pl.concat([opened, pl.Series([2**62], dtype=opened.dtype)]).gather(nxt)
+    end = pl.select(pl.min_horizontal(spans["b_ord"], following)).to_series()
+    at = rows["w_ord"]
+    lo = at.search_sorted(spans["a_ord"], side="right").cast(pl.Int64)
+    hi = at.search_sorted(end, side="left").cast(pl.Int64)
+    # running sums with a zero in front: the sum over waits lo..hi-1 is sums[hi] - sums[lo]
+    zero = pl.Series([0], dtype=pl.Int64)
+    io_ela = pl.concat([zero, (ela * rows["io"]).cum_sum()])
+    io_n = pl.concat([zero, rows["io"].cum_sum()])
+    last = (hi - 1).clip(0, rows.height - 1)
+    first = lo.clip(0, rows.height - 1)
+    found = pl.DataFrame(
+        {
+            "io_ela": io_ela.gather(hi) - io_ela.gather(lo),
+            "rfs_io_waits": io_n.gather(hi) - io_n.gather(lo),
+            "first_tim": tim.gather(first),
+            "first_ela": ela.gather(first),
+            "last_tim": tim.gather(last),
+        }
+    )
+    some = pl.Series(hi > lo)
+    return found.select(pl.when(some).then(pl.col(name)).alias(name) for name in SUM_COLUMNS)
+
+
+def no_sums(rows: int) -> pl.DataFrame:
+    """SUM_COLUMNS for `rows` spans without waits (all null)."""
+    return pl.DataFrame(schema=dict.fromkeys(SUM_COLUMNS, pl.Int64)).clear(rows)
+
+
 def wait_columns(exchanges: pl.DataFrame, factor: float, offset_us: float | None) -> pl.DataFrame:
     """Turn `wait_sums` columns into rfs_io_ms and UTC first_start / last_end (utc = tim * factor
     + offset; no offset: the tim clock is not anchored and the times stay null)."""

@@ -25,7 +25,7 @@ from datetime import datetime
 import polars as pl
 
 from analyzer.identify import FileInfo, identify_file
-from analyzer.pairing import pair_events, wait_columns, wait_sums
+from analyzer.pairing import no_sums, pair_events, span_sums, wait_columns, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
 from analyzer.processes import Streams
 from analyzer.schemas import (
@@ -251,9 +251,7 @@ class FileReducer:
         opens = pl.col("kind").is_in(OPENING_KINDS)
         self.carry = paired.pending.filter(opens)
         self.closes.append(paired.pending.filter(~opens))
-        server = paired.exchanges.filter(~pl.col("client"))
-        sums = wait_sums(server.select("stream", "a_ord", "b_ord"), waits)
-        joined = paired.exchanges.join(sums, on=["stream", "a_ord"], how="left")
+        joined = _with_sums(paired.exchanges, waits)
         self.exchanges.append(self.spill.put(joined.drop("a_ord", "b_ord")))
         self.carry_waits = self._tail(waits, events)
 
@@ -416,6 +414,22 @@ def _hold_back(messages: pl.DataFrame, krs: pl.DataFrame) -> tuple[pl.DataFrame,
     if last["kind"] in BACKWARD_KINDS:
         return messages, krs.filter(pl.col("line") < last["line"]), messages.clear(), held_krs
     return messages.head(messages.height - 1), krs.filter(pl.col("line") < last["line"]), messages.tail(1), held_krs
+
+
+def _with_sums(exchanges: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
+    """The exchanges with the RFS wait sums of the server ones (`wait_sums`; null for a client exchange).
+
+    A chunk holds one side's exchanges: all server (an RFS trace) or all client (a sender's): then
+    the sums go beside the rows as they are (`span_sums`), without a join.
+    """
+    client = exchanges["client"]
+    if client.all():
+        return exchanges.hstack(no_sums(exchanges.height))
+    if not client.any() and (quick := span_sums(exchanges.select("stream", "a_ord", "b_ord"), waits)) is not None:
+        return exchanges.hstack(quick)
+    server = exchanges.filter(~pl.col("client"))
+    sums = wait_sums(server.select("stream", "a_ord", "b_ord"), waits)
+    return exchanges.join(sums, on=["stream", "a_ord"], how="left")
 
 
 def _stream_waits(waits: pl.DataFrame, stream: pl.Expr) -> pl.DataFrame:
