@@ -117,7 +117,7 @@ def span_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame | None:
     span without waits), without a join or a group-by; None when this way does not apply.
 
     It applies to one stream whose waits run in time order, a chunk of one RFS process as it is
-    read: a span's waits are then a run of consecutive waits, found by two binary searches, and
+    read: a span's waits are then a run of consecutive waits, found by two asof joins, and
     summed as the difference of running sums at its ends; the wait that started first is its first
     wait and the latest end its last wait's. A wait belongs to the latest span that opened before
     it (as in `wait_sums`), so a span ends at the next span's start, or at its closing message if
@@ -127,7 +127,7 @@ def span_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame | None:
     if not spans.height or not waits.height:
         return no_sums(spans.height)
     streams = pl.concat([spans["stream"], waits["stream"]])
-    if streams.null_count() or streams.n_unique() != 1:
+    if streams.null_count() or streams.min() != streams.max():
         return None
     io = pl.col("event").is_in(RFS_IO_EVENTS).fill_null(False).cast(pl.Int64)
     rows = waits.select(w_ord="ord", ela="ela_us", tim="tim", io=io)
@@ -138,14 +138,27 @@ def span_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame | None:
     # the first wait of a run started first and the last one ended last only when they go forward
     if tim.null_count() or ela.null_count() or not (tim.is_sorted() and start.is_sorted()):
         return None
-    opened = spans["a_ord"].sort()
-    nxt = opened.search_sorted(spans["a_ord"], side="right")
-    # the start of the next span (or none: the greatest line number)
-    following = pl.concat([opened, pl.Series([2**62], dtype=opened.dtype)]).gather(nxt)
-    end = pl.select(pl.min_horizontal(spans["b_ord"], following)).to_series()
-    at = rows["w_ord"]
-    lo = at.search_sorted(spans["a_ord"], side="right").cast(pl.Int64)
-    hi = at.search_sorted(end, side="left").cast(pl.Int64)
+    ordered = spans["a_ord"].is_sorted()  # as the pairing leaves them, almost always
+    bounds = (
+        spans.select("a_ord", "b_ord") if ordered else spans.select("a_ord", "b_ord").with_row_index("_i").sort("a_ord")
+    )
+    # a span ends at its closing message, or where the next span opens if that comes first; in order
+    # of their starts, the ends go forward too, so both find their waits by an asof join (a merge)
+    ends = pl.min_horizontal("b_ord", pl.col("a_ord").shift(-1).fill_null(pl.col("b_ord")))
+    numbered = rows.select(_at=pl.int_range(pl.len(), dtype=pl.Int64), _ord="w_ord")
+
+    def first_wait_from(column: str) -> pl.Series:
+        """The index of the first wait at or after each bound (the number of waits if none)."""
+        found = bounds.select(column).join_asof(
+            numbered, left_on=column, right_on="_ord", strategy="forward", check_sortedness=False
+        )
+        return found["_at"].fill_null(rows.height)
+
+    bounds = bounds.with_columns(_end=ends)
+    lo, hi = first_wait_from("a_ord"), first_wait_from("_end")
+    if not ordered:  # back to the order of the spans
+        back = bounds["_i"].arg_sort()
+        lo, hi = lo.gather(back), hi.gather(back)
     # running sums with a zero in front: the sum over waits lo..hi-1 is sums[hi] - sums[lo]
     zero = pl.Series([0], dtype=pl.Int64)
     io_ela = pl.concat([zero, (ela * rows["io"]).cum_sum()])
