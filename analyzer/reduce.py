@@ -48,7 +48,7 @@ from analyzer.schemas import (
 from analyzer.spill import IN_MEMORY, INDEX, Piece, Spill
 from analyzer.tim import TimClock, anchor_rows, read_tim
 from analyzer.units import format_offset
-from analyzer.vocab import BACKWARD_KINDS, FORWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
+from analyzer.vocab import BACKWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
 from analyzer.zones import TimeZones, Zone, to_utc, utc_columns, value_to_utc, zone_lines
 
 #: columns of a message that its exchange keeps, as a_<column> (opening) and b_<column> (closing)
@@ -144,21 +144,49 @@ class ReducedFile:
 
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
-    """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none."""
-    msgs = messages.sort("line").with_columns(prev_msg=pl.col("line").shift(1), next_msg=pl.col("line").shift(-1))
-    stamps = krs.sort("line").select(stamp_line=pl.col("line"), local=pl.col("local"), digits=pl.col("digits"))
-    fwd = msgs.filter(pl.col("kind").is_in(FORWARD_KINDS)).join_asof(
-        stamps, left_on="line", right_on="stamp_line", strategy="forward"
+    """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none.
+
+    Both tables come in line order from the parse stage: one asof join of the line numbers gives each
+    message the first stamp after it, and the stamp before that one is the last stamp before it; the
+    message takes one or the other by its kind, in one pass over the messages, without a join per
+    direction and the concatenation and sort of both.
+    """
+    msgs = messages if messages["line"].is_sorted() else messages.sort("line")
+    line, stamp = pl.col("line"), pl.col("stamp_line")
+    msgs = msgs.with_columns(_prev=line.shift(1), _next=line.shift(-1))  # the neighbours of any kind
+    # the four kinds take the stamp after them but `Client received`; a message of no kind asks for none
+    kind = pl.col("kind")
+    backward = kind == str(MessageKind.CLIENT_RECV)
+    forward = ~backward
+    if msgs["kind"].null_count():
+        msgs = msgs.filter(kind.is_not_null())
+    stamps = krs if krs["line"].is_sorted() else krs.sort("line")
+    # the first stamp after each message (an asof join of the line numbers alone: a merge of two
+    # sorted columns), or the one before it, the last stamp before the message: lines differ
+    numbered = stamps.select(_at=pl.int_range(pl.len(), dtype=pl.Int64), _line="line")
+    after = (
+        msgs.select("line")
+        .join_asof(numbered, left_on="line", right_on="_line", strategy="forward", check_sortedness=False)
+        .select(pl.col("_at").fill_null(stamps.height))
+        .to_series()
     )
-    fwd = fwd.with_columns(_far=pl.col("next_msg").is_not_null() & (pl.col("stamp_line") > pl.col("next_msg")))
-    bwd = msgs.filter(pl.col("kind").is_in(BACKWARD_KINDS)).join_asof(
-        stamps, left_on="line", right_on="stamp_line", strategy="backward"
+    at = msgs.select(pl.when(forward).then(after).otherwise(after - 1)).to_series()
+    found = (at >= 0) & (at < stamps.height)
+    taken = at.clip(0, max(stamps.height - 1, 0))
+    if stamps.height:
+        chosen = stamps.select("line", "local", "digits")[taken].rename({"line": "stamp_line"})
+    else:
+        chosen = pl.DataFrame(schema={"stamp_line": pl.Int64, "local": stamps["local"].dtype, "digits": pl.Int8})
+        chosen = chosen.clear(msgs.height)
+    both = msgs.hstack(chosen.select(pl.when(found).then(pl.all()).name.keep()))
+    far = (
+        pl.when(forward)
+        .then(pl.col("_next").is_not_null() & (stamp > pl.col("_next")))
+        .otherwise(pl.col("_prev").is_not_null() & (stamp < pl.col("_prev")))
     )
-    bwd = bwd.with_columns(_far=pl.col("prev_msg").is_not_null() & (pl.col("stamp_line") < pl.col("prev_msg")))
-    both = pl.concat([fwd, bwd]).sort("line")
-    missing = pl.col("stamp_line").is_null() | pl.col("_far")
+    missing = stamp.is_null() | far
     both = both.with_columns(
-        problem=pl.when(missing & pl.col("kind").is_in(FORWARD_KINDS))
+        problem=pl.when(missing & forward)
         .then(pl.lit("no transport stamp after this message"))
         .when(missing)
         .then(pl.lit("no transport stamp before this message"))
@@ -167,13 +195,12 @@ def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
         [pl.when(pl.col("problem").is_null()).then(pl.col(c)) for c in ("stamp_line", "local", "digits")]
     )
     # only neighbours can take the same stamp: a message before it and the next one after it
-    stamp = pl.col("stamp_line")
     claimed = (stamp == stamp.shift(1)).fill_null(False) | (stamp == stamp.shift(-1)).fill_null(False)
     return both.with_columns(
         problem=pl.when(claimed)
         .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
         .otherwise(pl.col("problem"))
-    ).drop("prev_msg", "next_msg", "_far")
+    ).drop("_prev", "_next")
 
 
 def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
