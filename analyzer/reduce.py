@@ -301,7 +301,8 @@ class FileReducer:
             problem="problem",
         )
         events = events.cast(STAMPED)
-        self.kinds.update(events["kind"].cast(pl.String).unique().to_list())
+        # the distinct kinds of the categorical column, then their names: not a name per message
+        self.kinds.update(events["kind"].unique().cast(pl.String).to_list())
         self.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))
         problems = events.filter(pl.col("problem").is_not_null())
         if problems.height:
