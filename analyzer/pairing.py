@@ -130,52 +130,56 @@ def span_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame | None:
     if streams.null_count() or streams.min() != streams.max():
         return None
     io = pl.col("event").is_in(RFS_IO_EVENTS).fill_null(False).cast(pl.Int64)
-    rows = waits.select(w_ord="ord", ela="ela_us", tim="tim", io=io)
+    rows = waits.select(w_ord="ord", ela="ela_us", tim="tim", _io=io)
     if not rows["w_ord"].is_sorted():
         rows = rows.sort("w_ord")
     tim, ela = rows["tim"], rows["ela"]
-    start = tim - ela
     # the first wait of a run started first and the last one ended last only when they go forward
-    if tim.null_count() or ela.null_count() or not (tim.is_sorted() and start.is_sorted()):
+    if tim.null_count() or ela.null_count() or not (tim.is_sorted() and (tim - ela).is_sorted()):
         return None
+    # running sums: the sum over the waits lo..hi-1 is the running sum at hi-1 less the one at lo-1
+    rows = rows.with_columns(_ela=(pl.col("ela") * pl.col("_io")).cum_sum(), _count=pl.col("_io").cum_sum())
     ordered = spans["a_ord"].is_sorted()  # as the pairing leaves them, almost always
-    bounds = (
-        spans.select("a_ord", "b_ord") if ordered else spans.select("a_ord", "b_ord").with_row_index("_i").sort("a_ord")
-    )
+    bounds = spans.lazy() if ordered else spans.lazy().with_row_index("_i").sort("a_ord")
     # a span ends at its closing message, or where the next span opens if that comes first; in order
     # of their starts, the ends go forward too, so both find their waits by an asof join (a merge)
-    ends = pl.min_horizontal("b_ord", pl.col("a_ord").shift(-1).fill_null(pl.col("b_ord")))
-    numbered = rows.select(_at=pl.int_range(pl.len(), dtype=pl.Int64), _ord="w_ord")
-
-    def first_wait_from(column: str) -> pl.Series:
-        """The index of the first wait at or after each bound (the number of waits if none)."""
-        found = bounds.select(column).join_asof(
-            numbered, left_on=column, right_on="_ord", strategy="forward", check_sortedness=False
+    bounds = bounds.with_columns(_end=pl.min_horizontal("b_ord", pl.col("a_ord").shift(-1).fill_null(pl.col("b_ord"))))
+    numbered = rows.lazy().select(_at=pl.int_range(pl.len(), dtype=pl.Int64), _ord="w_ord")
+    n = rows.height
+    found = (
+        bounds.join_asof(
+            numbered.select(_lo="_at", _lo_ord="_ord"),
+            left_on="a_ord",
+            right_on="_lo_ord",
+            strategy="forward",
+            check_sortedness=False,
         )
-        return found["_at"].fill_null(rows.height)
-
-    bounds = bounds.with_columns(_end=ends)
-    lo, hi = first_wait_from("a_ord"), first_wait_from("_end")
-    if not ordered:  # back to the order of the spans
-        back = bounds["_i"].arg_sort()
-        lo, hi = lo.gather(back), hi.gather(back)
-    # running sums with a zero in front: the sum over waits lo..hi-1 is sums[hi] - sums[lo]
-    zero = pl.Series([0], dtype=pl.Int64)
-    io_ela = pl.concat([zero, (ela * rows["io"]).cum_sum()])
-    io_n = pl.concat([zero, rows["io"].cum_sum()])
-    last = (hi - 1).clip(0, rows.height - 1)
-    first = lo.clip(0, rows.height - 1)
-    found = pl.DataFrame(
-        {
-            "io_ela": io_ela.gather(hi) - io_ela.gather(lo),
-            "rfs_io_waits": io_n.gather(hi) - io_n.gather(lo),
-            "first_tim": tim.gather(first),
-            "first_ela": ela.gather(first),
-            "last_tim": tim.gather(last),
-        }
+        .join_asof(
+            numbered.select(_hi="_at", _hi_ord="_ord"),
+            left_on="_end",
+            right_on="_hi_ord",
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .with_columns(pl.col("_lo", "_hi").fill_null(n))
     )
-    some = pl.Series(hi > lo)
-    return found.select(pl.when(some).then(pl.col(name)).alias(name) for name in SUM_COLUMNS)
+    if not ordered:  # back to the order of the spans
+        found = found.sort("_i")
+    lo, hi = pl.col("_lo"), pl.col("_hi")
+    first, last, before = lo.clip(0, n - 1), (hi - 1).clip(0, n - 1), (lo - 1).clip(0, n - 1)
+
+    def over_run(column: str) -> pl.Expr:
+        running = pl.lit(rows[column])
+        return running.gather(last) - pl.when(lo > 0).then(running.gather(before)).otherwise(0)
+
+    some = hi > lo
+    return found.select(
+        io_ela=pl.when(some).then(over_run("_ela")),
+        rfs_io_waits=pl.when(some).then(over_run("_count")),
+        first_tim=pl.when(some).then(pl.lit(tim).gather(first)),
+        first_ela=pl.when(some).then(pl.lit(ela).gather(first)),
+        last_tim=pl.when(some).then(pl.lit(tim).gather(last)),
+    ).collect()
 
 
 def no_sums(rows: int) -> pl.DataFrame:
