@@ -153,54 +153,55 @@ def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
     """
     msgs = messages if messages["line"].is_sorted() else messages.sort("line")
     line, stamp = pl.col("line"), pl.col("stamp_line")
-    msgs = msgs.with_columns(_prev=line.shift(1), _next=line.shift(-1))  # the neighbours of any kind
-    # the four kinds take the stamp after them but `Client received`; a message of no kind asks for none
+    # every kind takes the stamp after it but `Client received`; a message of no kind asks for none
     kind = pl.col("kind")
     backward = kind == str(MessageKind.CLIENT_RECV)
     forward = ~backward
-    if msgs["kind"].null_count():
-        msgs = msgs.filter(kind.is_not_null())
+    query = msgs.lazy().with_columns(_prev=line.shift(1), _next=line.shift(-1))  # the neighbours of any kind
+    if msgs["kind"].null_count():  # filtered once the neighbours are known (eager: no filter pushed before)
+        query = query.collect().filter(kind.is_not_null()).lazy()
     stamps = krs if krs["line"].is_sorted() else krs.sort("line")
-    # the first stamp after each message (an asof join of the line numbers alone: a merge of two
-    # sorted columns), or the one before it, the last stamp before the message: lines differ
-    numbered = stamps.select(_at=pl.int_range(pl.len(), dtype=pl.Int64), _line="line")
-    after = (
-        msgs.select("line")
-        .join_asof(numbered, left_on="line", right_on="_line", strategy="forward", check_sortedness=False)
-        .select(pl.col("_at").fill_null(stamps.height))
-        .to_series()
-    )
-    at = msgs.select(pl.when(forward).then(after).otherwise(after - 1)).to_series()
-    found = (at >= 0) & (at < stamps.height)
-    taken = at.clip(0, max(stamps.height - 1, 0))
-    if stamps.height:
-        chosen = stamps.select("line", "local", "digits")[taken].rename({"line": "stamp_line"})
-    else:
-        chosen = pl.DataFrame(schema={"stamp_line": pl.Int64, "local": stamps["local"].dtype, "digits": pl.Int8})
-        chosen = chosen.clear(msgs.height)
-    both = msgs.hstack(chosen.select(pl.when(found).then(pl.all()).name.keep()))
+    count = stamps.height
+    # the first stamp after each message (an asof join of the line numbers: a merge of two sorted
+    # columns), or the one before it, the last stamp before the message: lines differ
+    numbered = stamps.lazy().select(_at=pl.int_range(pl.len(), dtype=pl.Int64), _line="line")
+    query = query.join_asof(numbered, left_on="line", right_on="_line", strategy="forward", check_sortedness=False)
+    after = pl.col("_at").fill_null(count)
+    query = query.with_columns(_at=pl.when(forward).then(after).otherwise(after - 1))
+    at = pl.col("_at")
+    found, taken = (at >= 0) & (at < count), at.clip(0, max(count - 1, 0))
+
+    def of_stamp(column: str) -> pl.Expr:
+        values = stamps[column] if count else pl.Series([None], dtype=stamps[column].dtype)
+        return pl.when(found).then(pl.lit(values).gather(taken))
+
+    query = query.with_columns(stamp_line=of_stamp("line"), local=of_stamp("local"), digits=of_stamp("digits"))
     far = (
         pl.when(forward)
         .then(pl.col("_next").is_not_null() & (stamp > pl.col("_next")))
         .otherwise(pl.col("_prev").is_not_null() & (stamp < pl.col("_prev")))
     )
     missing = stamp.is_null() | far
-    both = both.with_columns(
+    query = query.with_columns(
         problem=pl.when(missing & forward)
         .then(pl.lit("no transport stamp after this message"))
         .when(missing)
         .then(pl.lit("no transport stamp before this message"))
     )
-    both = both.with_columns(
+    query = query.with_columns(
         [pl.when(pl.col("problem").is_null()).then(pl.col(c)) for c in ("stamp_line", "local", "digits")]
     )
     # only neighbours can take the same stamp: a message before it and the next one after it
     claimed = (stamp == stamp.shift(1)).fill_null(False) | (stamp == stamp.shift(-1)).fill_null(False)
-    return both.with_columns(
-        problem=pl.when(claimed)
-        .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
-        .otherwise(pl.col("problem"))
-    ).drop("_prev", "_next")
+    return (
+        query.with_columns(
+            problem=pl.when(claimed)
+            .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
+            .otherwise(pl.col("problem"))
+        )
+        .drop("_prev", "_next", "_at", "_line")
+        .collect()
+    )
 
 
 def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
