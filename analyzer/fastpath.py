@@ -76,7 +76,9 @@ def _ascii(expr: pl.Expr) -> pl.Expr:
 
 def _keep(out: pl.DataFrame, required: list[str], schema: pl.Schema) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows whose required fields converted, as `schema`; the others as line + text, for lark)."""
-    ok = pl.all_horizontal([pl.col(c).is_not_null() for c in required])
+    ok = out.select(pl.all_horizontal([pl.col(c).is_not_null() for c in required])).to_series()
+    if ok.all():  # the usual case: no filter (a copy of every column) to take them all
+        return out.select(schema.names()), out.select("line", "text").clear()
     return out.filter(ok).select(schema.names()), out.filter(~ok).select("line", "text")
 
 
@@ -263,6 +265,8 @@ def _take(
     ok = rows.select(pl.col("text").str.contains(shape)).to_series()  # once: a filter on an expression runs it
     if not ok.any():  # the rarer shapes, on the few rows the usual one leaves
         return build(rows.clear(), 0), rows
+    if ok.all():  # every row of the usual shape (a chunk past the file's head): no filters
+        return _per_fraction(rows, fraction, build), rows.clear()
     return _per_fraction(rows.filter(ok), fraction, build), rows.filter(~ok)
 
 
