@@ -89,17 +89,9 @@ def _per_distinct(rows: pl.DataFrame, key: str, parse: Callable[[pl.DataFrame], 
     the rows of the others get nulls (and go to lark). Row order is kept. Only the key column goes
     through the join (one row per row: the distinct keys are unique), not the text.
     """
-    keys = rows.get_column(key)
-    distinct = keys.unique().drop_nulls()
-    fields = parse(distinct.to_frame())
-    if distinct.len() * 4 > keys.len():  # keys mostly distinct: one join costs less than the lookups below
-        found = rows.select(key).join(fields, on=key, how="left", maintain_order="left").drop(key)
-        return rows.drop(key).hstack(found)
-    # few keys (message keys, krs sources): each row's key looked up as the index of its distinct value
-    # (an Enum of them), and the fields taken by that index, cheaper than a join of the text keys
-    aligned = distinct.to_frame().join(fields, on=key, how="left", maintain_order="left").drop(key)
-    at = keys.cast(pl.Enum(distinct)).to_physical()
-    return rows.drop(key).hstack(aligned.select(pl.all().gather(at)))
+    fields = parse(rows.select(pl.col(key).unique()))
+    found = rows.select(key).join(fields, on=key, how="left", maintain_order="left").drop(key)
+    return rows.drop(key).hstack(found)
 
 
 def messages(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
