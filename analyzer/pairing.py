@@ -50,24 +50,33 @@ def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
     client = pl.col("kind").is_in(CLIENT_KINDS)
     opens = pl.col("kind").is_in(OPENING_KINDS)
     by = ["stream", "_client", *KEY]
-    rows = rows.with_columns(_client=client, _open=opens).sort([*by, "ord"])
     same_next = pl.all_horizontal([pl.col(k).shift(-1) == pl.col(k) for k in by]).fill_null(False)
     same_prev = pl.all_horizontal([pl.col(k).shift(1) == pl.col(k) for k in by]).fill_null(False)
     pairs = same_next & pl.col("_open") & ~pl.col("_open").shift(-1).fill_null(True)
-    rows = rows.with_columns(_pairs=pairs, _same_next=same_next, _same_prev=same_prev)
-    rows = rows.with_columns(_closed=pl.col("_pairs").shift(1).fill_null(False))
+    # the sort and the marks in one query; each result in one more (chains of eager operations
+    # cost a query each, with a fixed cost of its own)
+    marked = (
+        rows.lazy()
+        .with_columns(_client=client, _open=opens)
+        .sort([*by, "ord"])
+        .with_columns(_pairs=pairs, _same_next=same_next, _same_prev=same_prev)
+        .with_columns(_closed=pl.col("_pairs").shift(1).fill_null(False))
+        .collect()
+    )
     after = {f"b_{c}": pl.col(c).shift(-1) for c in payload}
     exchanges = (
-        rows.with_columns(**after)
+        marked.lazy()
+        .with_columns(**after)
         .filter("_pairs")
         .select("stream", *KEY, client="_client", **{f"a_{c}": c for c in payload}, **{b: b for b in after})
+        .collect()
     )
-    single = rows.filter(~pl.col("_pairs") & ~pl.col("_closed"))
+    single = marked.lazy().filter(~pl.col("_pairs") & ~pl.col("_closed"))
     ruled_out = pl.when(pl.col("_open")).then(pl.col("_same_next")).otherwise(pl.col("_same_prev"))
-    unpairable = single.filter(ruled_out).with_columns(reason=unpaired_reason())
-    pending = single.filter(~ruled_out)
     helpers = ["_client", "_open", "_pairs", "_same_next", "_same_prev", "_closed"]
-    return Paired(exchanges, unpairable.drop(helpers), pending.drop(helpers))
+    unpairable = single.filter(ruled_out).with_columns(reason=unpaired_reason()).drop(helpers).collect()
+    pending = single.filter(~ruled_out).drop(helpers).collect()
+    return Paired(exchanges, unpairable, pending)
 
 
 def unpaired_reason() -> pl.Expr:
