@@ -144,7 +144,12 @@ class ReducedFile:
 
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
-    """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none.
+    """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none."""
+    return _associated(messages, krs).collect()
+
+
+def _associated(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.LazyFrame:
+    """`associate` as a lazy query (the reduce stage goes on with it before collecting).
 
     Both tables come in line order from the parse stage: one asof join of the line numbers gives each
     message the first stamp after it, and the stamp before that one is the last stamp before it; the
@@ -193,15 +198,11 @@ def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
     )
     # only neighbours can take the same stamp: a message before it and the next one after it
     claimed = (stamp == stamp.shift(1)).fill_null(False) | (stamp == stamp.shift(-1)).fill_null(False)
-    return (
-        query.with_columns(
-            problem=pl.when(claimed)
-            .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
-            .otherwise(pl.col("problem"))
-        )
-        .drop("_prev", "_next", "_at", "_line")
-        .collect()
-    )
+    return query.with_columns(
+        problem=pl.when(claimed)
+        .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
+        .otherwise(pl.col("problem"))
+    ).drop("_prev", "_next", "_at", "_line")
 
 
 def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
@@ -287,7 +288,7 @@ class FileReducer:
         """The chunk's messages with their stamps; those with a stamp problem are set aside."""
         if not messages.height:
             return empty(STAMPED)
-        events = associate(messages, krs).select(
+        query = _associated(messages, krs).select(
             "line",
             ord="line",
             stream=stream,
@@ -301,12 +302,12 @@ class FileReducer:
             res_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
             problem="problem",
         )
-        events = events.cast(STAMPED)
+        events = query.cast(STAMPED).collect()
         # the distinct kinds of the categorical column, then their names: not a name per message
         self.kinds.update(events["kind"].unique().cast(pl.String).to_list())
         self.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))
-        problems = events.filter(pl.col("problem").is_not_null())
-        if problems.height:
+        if events["problem"].null_count() < events.height:  # a message without its stamp (rare): set aside
+            problems = events.filter(pl.col("problem").is_not_null())
             self.unpairable.append(problems.rename({"problem": "reason"}))
         return events
 
