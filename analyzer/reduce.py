@@ -437,7 +437,8 @@ def _hold_back(messages: pl.DataFrame, krs: pl.DataFrame) -> tuple[pl.DataFrame,
     """
     if not messages.height:
         return messages, krs.clear(), messages, krs.sort("line").tail(1)
-    messages = messages.sort("line")
+    if not messages["line"].is_sorted():
+        messages = messages.sort("line")
     last = messages.row(messages.height - 1, named=True)
     after = krs.filter(pl.col("line") > last["line"]).sort("line")
     held_krs = pl.concat([after.head(1), after.tail(1)]).unique("line", maintain_order=True)
