@@ -10,11 +10,15 @@ printed between its two messages.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 import polars as pl
 
 from analyzer.vocab import CLIENT_KINDS, OPENING, OPENING_KINDS
 
+#: the engine of the lazy queries of the reading stage: the one eager operations run on ("auto" may
+#: choose the streaming engine, which takes twice as long over a chunk's few hundred thousand rows)
+LAZY_ENGINE: Final = "in-memory"
 #: what identifies one remote write on both hosts
 KEY = ["thread", "seq", "msgid", "oper"]
 #: the RFS wait events that are standby I/O (class System I/O)
@@ -61,7 +65,7 @@ def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
         .sort([*by, "ord"])
         .with_columns(_pairs=pairs, _same_next=same_next, _same_prev=same_prev)
         .with_columns(_closed=pl.col("_pairs").shift(1).fill_null(False))
-        .collect()
+        .collect(engine=LAZY_ENGINE)
     )
     after = {f"b_{c}": pl.col(c).shift(-1) for c in payload}
     exchanges = (
@@ -69,13 +73,15 @@ def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
         .with_columns(**after)
         .filter("_pairs")
         .select("stream", *KEY, client="_client", **{f"a_{c}": c for c in payload}, **{b: b for b in after})
-        .collect()
+        .collect(engine=LAZY_ENGINE)
     )
     single = marked.lazy().filter(~pl.col("_pairs") & ~pl.col("_closed"))
     ruled_out = pl.when(pl.col("_open")).then(pl.col("_same_next")).otherwise(pl.col("_same_prev"))
     helpers = ["_client", "_open", "_pairs", "_same_next", "_same_prev", "_closed"]
-    unpairable = single.filter(ruled_out).with_columns(reason=unpaired_reason()).drop(helpers).collect()
-    pending = single.filter(~ruled_out).drop(helpers).collect()
+    unpairable = (
+        single.filter(ruled_out).with_columns(reason=unpaired_reason()).drop(helpers).collect(engine=LAZY_ENGINE)
+    )
+    pending = single.filter(~ruled_out).drop(helpers).collect(engine=LAZY_ENGINE)
     return Paired(exchanges, unpairable, pending)
 
 
@@ -188,7 +194,7 @@ def span_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame | None:
         first_tim=pl.when(some).then(pl.lit(tim).gather(first)),
         first_ela=pl.when(some).then(pl.lit(ela).gather(first)),
         last_tim=pl.when(some).then(pl.lit(tim).gather(last)),
-    ).collect()
+    ).collect(engine=LAZY_ENGINE)
 
 
 def no_sums(rows: int) -> pl.DataFrame:

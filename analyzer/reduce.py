@@ -25,7 +25,7 @@ from datetime import datetime
 import polars as pl
 
 from analyzer.identify import FileInfo, identify_file
-from analyzer.pairing import no_sums, pair_events, span_sums, wait_columns, wait_sums
+from analyzer.pairing import LAZY_ENGINE, no_sums, pair_events, span_sums, wait_columns, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
 from analyzer.processes import Streams
 from analyzer.schemas import (
@@ -145,7 +145,7 @@ class ReducedFile:
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
     """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none."""
-    return _associated(messages, krs).collect()
+    return _associated(messages, krs).collect(engine=LAZY_ENGINE)
 
 
 def _associated(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.LazyFrame:
@@ -164,7 +164,7 @@ def _associated(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.LazyFrame:
     forward = ~backward
     query = msgs.lazy().with_columns(_prev=line.shift(1), _next=line.shift(-1))  # the neighbours of any kind
     if msgs["kind"].null_count():  # filtered once the neighbours are known (eager: no filter pushed before)
-        query = query.collect().filter(kind.is_not_null()).lazy()
+        query = query.collect(engine=LAZY_ENGINE).filter(kind.is_not_null()).lazy()
     stamps = krs if krs["line"].is_sorted() else krs.sort("line")
     count = stamps.height
     # the first stamp after each message (an asof join of the line numbers: a merge of two sorted
@@ -302,7 +302,7 @@ class FileReducer:
             res_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
             problem="problem",
         )
-        events = query.cast(STAMPED).collect()
+        events = query.cast(STAMPED).collect(engine=LAZY_ENGINE)
         # the distinct kinds of the categorical column, then their names: not a name per message
         self.kinds.update(events["kind"].unique().cast(pl.String).to_list())
         self.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.pairing import LAZY_ENGINE
 from analyzer.schemas import ANCHORS
 from analyzer.zones import Zone, local_to_utc
 
@@ -54,7 +55,7 @@ def anchor_rows(waits: pl.DataFrame, adr: pl.DataFrame) -> tuple[pl.DataFrame, p
     paired = (
         clock.join_asof(first, left_on="line", right_on="wait_line", strategy="forward", check_sortedness=False)
         .with_columns(_found=found)
-        .collect()
+        .collect(engine=LAZY_ENGINE)
     )
     pending = paired.filter(~pl.col("_found") & pl.col("next_adr").is_null()).select("line", "local", "utc_offset_min")
     return paired.filter("_found").select(ANCHORS.names()).cast(ANCHORS), pending
