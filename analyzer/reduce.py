@@ -168,17 +168,18 @@ def _associated(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.LazyFrame:
     stamps = krs if krs["line"].is_sorted() else krs.sort("line")
     count = stamps.height
     # the first stamp after each message (an asof join of the line numbers: a merge of two sorted
-    # columns), or the one before it, the last stamp before the message: lines differ
-    numbered = stamps.lazy().select(_at=pl.int_range(pl.len(), dtype=pl.Int64), _line="line")
+    # columns), with the stamp before it, the last stamp before the message (lines differ); with no
+    # stamp after it, the last stamp before the message is the chunk's last stamp
+    taken = ("line", "local", "digits")
+    numbered = stamps.lazy().select(
+        _line="line", **{f"_a_{c}": c for c in taken}, **{f"_b_{c}": pl.col(c).shift(1) for c in taken}
+    )
     query = query.join_asof(numbered, left_on="line", right_on="_line", strategy="forward", check_sortedness=False)
-    after = pl.col("_at").fill_null(count)
-    query = query.with_columns(_at=pl.when(forward).then(after).otherwise(after - 1))
-    at = pl.col("_at")
-    found, taken = (at >= 0) & (at < count), at.clip(0, max(count - 1, 0))
+    last = stamps.row(count - 1, named=True) if count else dict.fromkeys(taken)
 
     def of_stamp(column: str) -> pl.Expr:
-        values = stamps[column] if count else pl.Series([None], dtype=stamps[column].dtype)
-        return pl.when(found).then(pl.lit(values).gather(taken))
+        before = pl.when(pl.col("_line").is_null()).then(pl.lit(last[column], stamps.schema[column]))
+        return pl.when(forward).then(pl.col(f"_a_{column}")).otherwise(before.otherwise(pl.col(f"_b_{column}")))
 
     query = query.with_columns(stamp_line=of_stamp("line"), local=of_stamp("local"), digits=of_stamp("digits"))
     far = (
@@ -202,7 +203,7 @@ def _associated(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.LazyFrame:
         problem=pl.when(claimed)
         .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
         .otherwise(pl.col("problem"))
-    ).drop("_prev", "_next", "_at", "_line")
+    ).drop("_prev", "_next", "_line", *(f"_{side}_{c}" for side in "ab" for c in taken))
 
 
 def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:

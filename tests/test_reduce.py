@@ -65,6 +65,13 @@ def test_ack_without_stamp_before_it() -> None:
     assert stamped([ack(1)])["problem"].to_list() == ["no transport stamp before this message"]
 
 
+def test_messages_of_a_chunk_without_stamps_keep_the_stamp_columns_types() -> None:
+    found = stamped([send(1), ack(1)])
+    assert found.schema["local"] == KRS["local"] and found.schema["digits"] == KRS["digits"]
+    t = reduced([send(1)])
+    assert t.unmatched["reason"].to_list() == ["no transport stamp after this message"]
+
+
 def test_associate_on_empty_tables() -> None:
     parsed, _ = parse_chunk(lines_frame(""), in_header=False)
     assert associate(parsed.tables["messages"], parsed.tables["krs"]).height == 0
