@@ -76,7 +76,9 @@ def _ascii(expr: pl.Expr) -> pl.Expr:
 
 def _keep(out: pl.DataFrame, required: list[str], schema: pl.Schema) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows whose required fields converted, as `schema`; the others as line + text, for lark)."""
-    ok = pl.all_horizontal([pl.col(c).is_not_null() for c in required])
+    ok = out.select(pl.all_horizontal([pl.col(c).is_not_null() for c in required])).to_series()
+    if ok.all():  # the usual case: no filter (a copy of every column) to take them all
+        return out.select(schema.names()), out.select("line", "text").clear()
     return out.filter(ok).select(schema.names()), out.filter(~ok).select("line", "text")
 
 
@@ -255,6 +257,8 @@ def _take(
     ok = rows.select(pl.col("text").str.contains(shape)).to_series()  # once: a filter on an expression runs it
     if not ok.any():  # the rarer shapes, on the few rows the usual one leaves
         return build(rows.clear(), 0), rows
+    if ok.all():  # every row of the usual shape (a chunk past the file's head): no filters
+        return _per_fraction(rows, fraction, build), rows.clear()
     return _per_fraction(rows.filter(ok), fraction, build), rows.filter(~ok)
 
 
@@ -344,15 +348,24 @@ def _waits(cut: pl.DataFrame, suffix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         out = cut.hstack(_wait_fields(cut.select("_key"), suffix).drop("_key"))
     else:
         out = _per_distinct(cut, "_key", functools.partial(_wait_keys, suffix=suffix))
-    numbers = {"tim": _below(_digits(pl.col("_number")), MAX_MICROS), "ela_us": _below(pl.col("ela_us"), MAX_MICROS)}
+    # the tim is converted once, then bounded: `_below` names its expression twice, and polars would
+    # convert every tim twice (the conversion of 13-digit numbers is the costliest step here)
+    out = out.with_columns(tim=_digits(pl.col("_number")))
+    numbers = {"tim": _below(pl.col("tim"), MAX_MICROS), "ela_us": _below(pl.col("ela_us"), MAX_MICROS)}
     return _keep(out.with_columns(**numbers), ["cursor", "ela_us", "tim"], WAITS)
 
 
+#: `_mostly_distinct` estimates on this many keys of a chunk (the choice it makes costs time, not results)
+DISTINCT_SAMPLE = 16_384
+
+
 def _mostly_distinct(keys: pl.Series) -> bool:
-    """More than half of the keys differ (estimated: HyperLogLog): parsing each key then costs less than
-    finding the distinct ones and joining them back."""
-    estimate = keys.approx_n_unique() if keys.len() > 64 else 0
-    return isinstance(estimate, int) and estimate * 2 > keys.len()
+    """More than half of the keys differ (estimated by HyperLogLog on the first DISTINCT_SAMPLE): parsing
+    each key then costs less than finding the distinct ones and joining them back. Both ways give the
+    same rows; a sample is enough to choose, for a fraction of a pass over all the keys of a chunk."""
+    sample = keys.head(DISTINCT_SAMPLE)
+    estimate = sample.approx_n_unique() if sample.len() > 64 else 0
+    return isinstance(estimate, int) and estimate * 2 > sample.len()
 
 
 def _wait_fields(keys: pl.DataFrame, suffix: str = "") -> pl.DataFrame:

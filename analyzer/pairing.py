@@ -10,11 +10,15 @@ printed between its two messages.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 import polars as pl
 
 from analyzer.vocab import CLIENT_KINDS, OPENING, OPENING_KINDS
 
+#: the engine of the lazy queries of the reading stage: the one eager operations run on ("auto" may
+#: choose the streaming engine, which takes twice as long over a chunk's few hundred thousand rows)
+LAZY_ENGINE: Final = "in-memory"
 #: what identifies one remote write on both hosts
 KEY = ["thread", "seq", "msgid", "oper"]
 #: the RFS wait events that are standby I/O (class System I/O)
@@ -50,24 +54,35 @@ def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
     client = pl.col("kind").is_in(CLIENT_KINDS)
     opens = pl.col("kind").is_in(OPENING_KINDS)
     by = ["stream", "_client", *KEY]
-    rows = rows.with_columns(_client=client, _open=opens).sort([*by, "ord"])
     same_next = pl.all_horizontal([pl.col(k).shift(-1) == pl.col(k) for k in by]).fill_null(False)
     same_prev = pl.all_horizontal([pl.col(k).shift(1) == pl.col(k) for k in by]).fill_null(False)
     pairs = same_next & pl.col("_open") & ~pl.col("_open").shift(-1).fill_null(True)
-    rows = rows.with_columns(_pairs=pairs, _same_next=same_next, _same_prev=same_prev)
-    rows = rows.with_columns(_closed=pl.col("_pairs").shift(1).fill_null(False))
+    # the sort and the marks in one query; each result in one more (chains of eager operations
+    # cost a query each, with a fixed cost of its own)
+    marked = (
+        rows.lazy()
+        .with_columns(_client=client, _open=opens)
+        .sort([*by, "ord"])
+        .with_columns(_pairs=pairs, _same_next=same_next, _same_prev=same_prev)
+        .with_columns(_closed=pl.col("_pairs").shift(1).fill_null(False))
+        .collect(engine=LAZY_ENGINE)
+    )
     after = {f"b_{c}": pl.col(c).shift(-1) for c in payload}
     exchanges = (
-        rows.with_columns(**after)
+        marked.lazy()
+        .with_columns(**after)
         .filter("_pairs")
         .select("stream", *KEY, client="_client", **{f"a_{c}": c for c in payload}, **{b: b for b in after})
+        .collect(engine=LAZY_ENGINE)
     )
-    single = rows.filter(~pl.col("_pairs") & ~pl.col("_closed"))
+    single = marked.lazy().filter(~pl.col("_pairs") & ~pl.col("_closed"))
     ruled_out = pl.when(pl.col("_open")).then(pl.col("_same_next")).otherwise(pl.col("_same_prev"))
-    unpairable = single.filter(ruled_out).with_columns(reason=unpaired_reason())
-    pending = single.filter(~ruled_out)
     helpers = ["_client", "_open", "_pairs", "_same_next", "_same_prev", "_closed"]
-    return Paired(exchanges, unpairable.drop(helpers), pending.drop(helpers))
+    unpairable = (
+        single.filter(ruled_out).with_columns(reason=unpaired_reason()).drop(helpers).collect(engine=LAZY_ENGINE)
+    )
+    pending = single.filter(~ruled_out).drop(helpers).collect(engine=LAZY_ENGINE)
+    return Paired(exchanges, unpairable, pending)
 
 
 def unpaired_reason() -> pl.Expr:
@@ -106,6 +121,85 @@ def wait_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
         first_ela=pl.col("ela").sort_by(start).first(),
         last_tim=pl.col("tim").max(),
     )
+
+
+#: the columns of `wait_sums` besides the keys, in its order
+SUM_COLUMNS = ("io_ela", "rfs_io_waits", "first_tim", "first_ela", "last_tim")
+
+
+def span_sums(spans: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame | None:
+    """What `wait_sums` gives each span, row by row in the order of `spans` (SUM_COLUMNS, null for a
+    span without waits), without a join or a group-by; None when this way does not apply.
+
+    It applies to one stream whose waits run in time order, a chunk of one RFS process as it is
+    read: a span's waits are then a run of consecutive waits, found by two asof joins, and
+    summed as the difference of running sums at its ends; the wait that started first is its first
+    wait and the latest end its last wait's. A wait belongs to the latest span that opened before
+    it (as in `wait_sums`), so a span ends at the next span's start, or at its closing message if
+    that comes first. With several streams, or waits whose tim or start goes back, the caller uses
+    `wait_sums`.
+    """
+    if not spans.height or not waits.height:
+        return no_sums(spans.height)
+    streams = pl.concat([spans["stream"], waits["stream"]])
+    if streams.null_count() or streams.min() != streams.max():
+        return None
+    io = pl.col("event").is_in(RFS_IO_EVENTS).fill_null(False).cast(pl.Int64)
+    rows = waits.select(w_ord="ord", ela="ela_us", tim="tim", _io=io)
+    if not rows["w_ord"].is_sorted():
+        rows = rows.sort("w_ord")
+    tim, ela = rows["tim"], rows["ela"]
+    # the first wait of a run started first and the last one ended last only when they go forward
+    if tim.null_count() or ela.null_count() or not (tim.is_sorted() and (tim - ela).is_sorted()):
+        return None
+    # running sums: the sum over the waits lo..hi-1 is the running sum at hi-1 less the one at lo-1
+    rows = rows.with_columns(_ela=(pl.col("ela") * pl.col("_io")).cum_sum(), _count=pl.col("_io").cum_sum())
+    ordered = spans["a_ord"].is_sorted()  # as the pairing leaves them, almost always
+    bounds = spans.lazy() if ordered else spans.lazy().with_row_index("_i").sort("a_ord")
+    # a span ends at its closing message, or where the next span opens if that comes first; in order
+    # of their starts, the ends go forward too, so both find their waits by an asof join (a merge)
+    bounds = bounds.with_columns(_end=pl.min_horizontal("b_ord", pl.col("a_ord").shift(-1).fill_null(pl.col("b_ord"))))
+    numbered = rows.lazy().select(_at=pl.int_range(pl.len(), dtype=pl.Int64), _ord="w_ord")
+    n = rows.height
+    found = (
+        bounds.join_asof(
+            numbered.select(_lo="_at", _lo_ord="_ord"),
+            left_on="a_ord",
+            right_on="_lo_ord",
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .join_asof(
+            numbered.select(_hi="_at", _hi_ord="_ord"),
+            left_on="_end",
+            right_on="_hi_ord",
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .with_columns(pl.col("_lo", "_hi").fill_null(n))
+    )
+    if not ordered:  # back to the order of the spans
+        found = found.sort("_i")
+    lo, hi = pl.col("_lo"), pl.col("_hi")
+    first, last, before = lo.clip(0, n - 1), (hi - 1).clip(0, n - 1), (lo - 1).clip(0, n - 1)
+
+    def over_run(column: str) -> pl.Expr:
+        running = pl.lit(rows[column])
+        return running.gather(last) - pl.when(lo > 0).then(running.gather(before)).otherwise(0)
+
+    some = hi > lo
+    return found.select(
+        io_ela=pl.when(some).then(over_run("_ela")),
+        rfs_io_waits=pl.when(some).then(over_run("_count")),
+        first_tim=pl.when(some).then(pl.lit(tim).gather(first)),
+        first_ela=pl.when(some).then(pl.lit(ela).gather(first)),
+        last_tim=pl.when(some).then(pl.lit(tim).gather(last)),
+    ).collect(engine=LAZY_ENGINE)
+
+
+def no_sums(rows: int) -> pl.DataFrame:
+    """SUM_COLUMNS for `rows` spans without waits (all null)."""
+    return pl.DataFrame(schema=dict.fromkeys(SUM_COLUMNS, pl.Int64)).clear(rows)
 
 
 def wait_columns(exchanges: pl.DataFrame, factor: float, offset_us: float | None) -> pl.DataFrame:

@@ -264,7 +264,8 @@ def split_families(
     rest = _with_header_region(rest, ends, starts, in_header).with_columns(family=_FULL_ORDER)
     for (code,), rows in rest.partition_by("family", as_dict=True, include_key=False).items():
         name = FAMILIES[code]
-        groups[name] = pl.concat([groups[name], rows.select("line", "text")]).sort("line")
+        rows = rows.select("line", "text")  # in line order, as `rest` is: merged only with a group of rows
+        groups[name] = pl.concat([groups[name], rows]).sort("line") if groups[name].height else rows
     # the region at the last line: after the last header start if that comes after the last end
     if ends.is_empty() and starts.is_empty():
         return groups, in_header
@@ -415,8 +416,11 @@ def _parse_groups(groups: dict[str, pl.DataFrame], fast: bool) -> tuple[dict[str
             for name, part in found.items():
                 quick[name].append(part)
                 parsed[family.value] += part.height
-        slow.append(rows.with_columns(family=_code(family.value)))
-    grammar_rows, by_grammar = _grammar_path(pl.concat(slow).sort("line"))
+        if rows.height:  # most families leave nothing to the grammar: no frame to build for them
+            slow.append(rows.with_columns(family=_code(family.value)))
+    if not slow:
+        slow.append(groups[g.Family.TRANSPORT.value].clear().with_columns(family=_code(g.Family.TRANSPORT.value)))
+    grammar_rows, by_grammar = _grammar_path(pl.concat(slow).sort("line"))  # a fast path's rest is not in order
     parsed.update(by_grammar)
     tables = {name: frame(grammar_rows[name], SCHEMAS[name]) for name in TABLES}
     for name, parts in quick.items():  # both parts are in line order: merge only when the grammar took some

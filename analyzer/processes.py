@@ -30,6 +30,8 @@ class Streams:
 
     def add(self, header: pl.DataFrame, markers: pl.DataFrame) -> None:
         """The breaks of one chunk: its header starts (HEADER rows) and file markers (MARKERS rows)."""
+        if not header.height and not markers.height:  # most chunks: no query to find none
+            return
         starts = header.filter(pl.col("kind") == "trace_file").select("line", marker=pl.lit("header"), pid=None)
         found = markers.filter(pl.col("marker").is_in(["recreated", "process"])).select("line", "marker", "pid")
         for line, marker, pid in pl.concat([starts.cast(found.schema), found]).sort("line").iter_rows():

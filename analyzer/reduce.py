@@ -25,7 +25,7 @@ from datetime import datetime
 import polars as pl
 
 from analyzer.identify import FileInfo, identify_file
-from analyzer.pairing import pair_events, wait_columns, wait_sums
+from analyzer.pairing import LAZY_ENGINE, no_sums, pair_events, span_sums, wait_columns, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
 from analyzer.processes import Streams
 from analyzer.schemas import (
@@ -48,7 +48,7 @@ from analyzer.schemas import (
 from analyzer.spill import IN_MEMORY, INDEX, Piece, Spill
 from analyzer.tim import TimClock, anchor_rows, read_tim
 from analyzer.units import format_offset
-from analyzer.vocab import BACKWARD_KINDS, FORWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
+from analyzer.vocab import BACKWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
 from analyzer.zones import TimeZones, Zone, to_utc, utc_columns, value_to_utc, zone_lines
 
 #: columns of a message that its exchange keeps, as a_<column> (opening) and b_<column> (closing)
@@ -145,35 +145,65 @@ class ReducedFile:
 
 def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
     """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none."""
-    msgs = messages.sort("line").with_columns(prev_msg=pl.col("line").shift(1), next_msg=pl.col("line").shift(-1))
-    stamps = krs.sort("line").select(stamp_line=pl.col("line"), local=pl.col("local"), digits=pl.col("digits"))
-    fwd = msgs.filter(pl.col("kind").is_in(FORWARD_KINDS)).join_asof(
-        stamps, left_on="line", right_on="stamp_line", strategy="forward"
+    return _associated(messages, krs).collect(engine=LAZY_ENGINE)
+
+
+def _associated(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.LazyFrame:
+    """`associate` as a lazy query (the reduce stage goes on with it before collecting).
+
+    Both tables come in line order from the parse stage: one asof join of the line numbers gives each
+    message the first stamp after it, and the stamp before that one is the last stamp before it; the
+    message takes one or the other by its kind, in one pass over the messages, without a join per
+    direction and the concatenation and sort of both.
+    """
+    msgs = messages if messages["line"].is_sorted() else messages.sort("line")
+    line, stamp = pl.col("line"), pl.col("stamp_line")
+    # every kind takes the stamp after it but `Client received`; a message of no kind asks for none
+    kind = pl.col("kind")
+    backward = kind == str(MessageKind.CLIENT_RECV)
+    forward = ~backward
+    query = msgs.lazy().with_columns(_prev=line.shift(1), _next=line.shift(-1))  # the neighbours of any kind
+    if msgs["kind"].null_count():  # filtered once the neighbours are known (eager: no filter pushed before)
+        query = query.collect(engine=LAZY_ENGINE).filter(kind.is_not_null()).lazy()
+    stamps = krs if krs["line"].is_sorted() else krs.sort("line")
+    count = stamps.height
+    # the first stamp after each message (an asof join of the line numbers: a merge of two sorted
+    # columns), with the stamp before it, the last stamp before the message (lines differ); with no
+    # stamp after it, the last stamp before the message is the chunk's last stamp
+    taken = ("line", "local", "digits")
+    numbered = stamps.lazy().select(
+        _line="line", **{f"_a_{c}": c for c in taken}, **{f"_b_{c}": pl.col(c).shift(1) for c in taken}
     )
-    fwd = fwd.with_columns(_far=pl.col("next_msg").is_not_null() & (pl.col("stamp_line") > pl.col("next_msg")))
-    bwd = msgs.filter(pl.col("kind").is_in(BACKWARD_KINDS)).join_asof(
-        stamps, left_on="line", right_on="stamp_line", strategy="backward"
+    query = query.join_asof(numbered, left_on="line", right_on="_line", strategy="forward", check_sortedness=False)
+    last = stamps.row(count - 1, named=True) if count else dict.fromkeys(taken)
+
+    def of_stamp(column: str) -> pl.Expr:
+        before = pl.when(pl.col("_line").is_null()).then(pl.lit(last[column], stamps.schema[column]))
+        return pl.when(forward).then(pl.col(f"_a_{column}")).otherwise(before.otherwise(pl.col(f"_b_{column}")))
+
+    query = query.with_columns(stamp_line=of_stamp("line"), local=of_stamp("local"), digits=of_stamp("digits"))
+    far = (
+        pl.when(forward)
+        .then(pl.col("_next").is_not_null() & (stamp > pl.col("_next")))
+        .otherwise(pl.col("_prev").is_not_null() & (stamp < pl.col("_prev")))
     )
-    bwd = bwd.with_columns(_far=pl.col("prev_msg").is_not_null() & (pl.col("stamp_line") < pl.col("prev_msg")))
-    both = pl.concat([fwd, bwd]).sort("line")
-    missing = pl.col("stamp_line").is_null() | pl.col("_far")
-    both = both.with_columns(
-        problem=pl.when(missing & pl.col("kind").is_in(FORWARD_KINDS))
+    missing = stamp.is_null() | far
+    query = query.with_columns(
+        problem=pl.when(missing & forward)
         .then(pl.lit("no transport stamp after this message"))
         .when(missing)
         .then(pl.lit("no transport stamp before this message"))
     )
-    both = both.with_columns(
+    query = query.with_columns(
         [pl.when(pl.col("problem").is_null()).then(pl.col(c)) for c in ("stamp_line", "local", "digits")]
     )
     # only neighbours can take the same stamp: a message before it and the next one after it
-    stamp = pl.col("stamp_line")
     claimed = (stamp == stamp.shift(1)).fill_null(False) | (stamp == stamp.shift(-1)).fill_null(False)
-    return both.with_columns(
+    return query.with_columns(
         problem=pl.when(claimed)
         .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
         .otherwise(pl.col("problem"))
-    ).drop("prev_msg", "next_msg", "_far")
+    ).drop("_prev", "_next", "_line", *(f"_{side}_{c}" for side in "ab" for c in taken))
 
 
 def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
@@ -251,9 +281,7 @@ class FileReducer:
         opens = pl.col("kind").is_in(OPENING_KINDS)
         self.carry = paired.pending.filter(opens)
         self.closes.append(paired.pending.filter(~opens))
-        server = paired.exchanges.filter(~pl.col("client"))
-        sums = wait_sums(server.select("stream", "a_ord", "b_ord"), waits)
-        joined = paired.exchanges.join(sums, on=["stream", "a_ord"], how="left")
+        joined = _with_sums(paired.exchanges, waits)
         self.exchanges.append(self.spill.put(joined.drop("a_ord", "b_ord")))
         self.carry_waits = self._tail(waits, events)
 
@@ -261,7 +289,7 @@ class FileReducer:
         """The chunk's messages with their stamps; those with a stamp problem are set aside."""
         if not messages.height:
             return empty(STAMPED)
-        events = associate(messages, krs).select(
+        query = _associated(messages, krs).select(
             "line",
             ord="line",
             stream=stream,
@@ -275,11 +303,12 @@ class FileReducer:
             res_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
             problem="problem",
         )
-        events = events.cast(STAMPED)
-        self.kinds.update(events["kind"].cast(pl.String).unique().to_list())
+        events = query.cast(STAMPED).collect(engine=LAZY_ENGINE)
+        # the distinct kinds of the categorical column, then their names: not a name per message
+        self.kinds.update(events["kind"].unique().cast(pl.String).to_list())
         self.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))
-        problems = events.filter(pl.col("problem").is_not_null())
-        if problems.height:
+        if events["problem"].null_count() < events.height:  # a message without its stamp (rare): set aside
+            problems = events.filter(pl.col("problem").is_not_null())
             self.unpairable.append(problems.rename({"problem": "reason"}))
         return events
 
@@ -409,13 +438,30 @@ def _hold_back(messages: pl.DataFrame, krs: pl.DataFrame) -> tuple[pl.DataFrame,
     """
     if not messages.height:
         return messages, krs.clear(), messages, krs.sort("line").tail(1)
-    messages = messages.sort("line")
+    if not messages["line"].is_sorted():
+        messages = messages.sort("line")
     last = messages.row(messages.height - 1, named=True)
     after = krs.filter(pl.col("line") > last["line"]).sort("line")
     held_krs = pl.concat([after.head(1), after.tail(1)]).unique("line", maintain_order=True)
     if last["kind"] in BACKWARD_KINDS:
         return messages, krs.filter(pl.col("line") < last["line"]), messages.clear(), held_krs
     return messages.head(messages.height - 1), krs.filter(pl.col("line") < last["line"]), messages.tail(1), held_krs
+
+
+def _with_sums(exchanges: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
+    """The exchanges with the RFS wait sums of the server ones (`wait_sums`; null for a client exchange).
+
+    A chunk holds one side's exchanges: all server (an RFS trace) or all client (a sender's): then
+    the sums go beside the rows as they are (`span_sums`), without a join.
+    """
+    client = exchanges["client"]
+    if client.all():
+        return exchanges.hstack(no_sums(exchanges.height))
+    if not client.any() and (quick := span_sums(exchanges.select("stream", "a_ord", "b_ord"), waits)) is not None:
+        return exchanges.hstack(quick)
+    server = exchanges.filter(~pl.col("client"))
+    sums = wait_sums(server.select("stream", "a_ord", "b_ord"), waits)
+    return exchanges.join(sums, on=["stream", "a_ord"], how="left")
 
 
 def _stream_waits(waits: pl.DataFrame, stream: pl.Expr) -> pl.DataFrame:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.pairing import LAZY_ENGINE
 from analyzer.schemas import ANCHORS
 from analyzer.zones import Zone, local_to_utc
 
@@ -45,14 +46,19 @@ def anchor_rows(waits: pl.DataFrame, adr: pl.DataFrame) -> tuple[pl.DataFrame, p
     For reading a file in chunks, also returns the last ADR line when no WAIT follows it in
     this chunk (the next chunk's first WAIT may still be its anchor: pass it back in `adr`).
     """
-    clock = adr.sort("line").select("line", "local", "utc_offset_min", next_adr=pl.col("line").shift(-1))
-    first = waits.sort("line").select(wait_line="line", tim="tim")
-    paired = clock.join_asof(first, left_on="line", right_on="wait_line", strategy="forward", check_sortedness=False)
+    # one lazy query for the pairs (a chunk's worth of eager steps would each cost a query)
+    clock = adr.lazy().sort("line").select("line", "local", "utc_offset_min", next_adr=pl.col("line").shift(-1))
+    first = waits.lazy().sort("line").select(wait_line="line", tim="tim")
     found = pl.col("wait_line").is_not_null() & (
         pl.col("next_adr").is_null() | (pl.col("wait_line") < pl.col("next_adr"))
     )
-    pending = paired.filter(~found & pl.col("next_adr").is_null()).select("line", "local", "utc_offset_min")
-    return paired.filter(found).select(ANCHORS.names()).cast(ANCHORS), pending
+    paired = (
+        clock.join_asof(first, left_on="line", right_on="wait_line", strategy="forward", check_sortedness=False)
+        .with_columns(_found=found)
+        .collect(engine=LAZY_ENGINE)
+    )
+    pending = paired.filter(~pl.col("_found") & pl.col("next_adr").is_null()).select("line", "local", "utc_offset_min")
+    return paired.filter("_found").select(ANCHORS.names()).cast(ANCHORS), pending
 
 
 def read_tim(anchors: pl.DataFrame, has_waits: bool, zone: Zone, zone_known: bool) -> TimClock:

@@ -81,24 +81,32 @@ class Recorder:
 
 
 class QueryCount:
-    """Counts the eager polars queries (DataFrame operations run through the lazy engine) while active."""
+    """Counts the polars queries while active: eager DataFrame operations (run through the lazy engine)
+    and lazy queries collected (a chain of operations run as one)."""
 
     def __init__(self) -> None:
         self.queries = 0
         self._inner = pl.LazyFrame._collect_eager  # polars' internal entry of every eager DataFrame operation
+        self._collect = pl.LazyFrame.collect
 
     def __enter__(self) -> QueryCount:
-        inner = self._inner
+        inner, collect = self._inner, self._collect
 
         def counted(frame: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
             self.queries += 1
             return inner(frame, *args, **kwargs)
 
+        def collected(frame: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
+            self.queries += 1
+            return collect(frame, *args, **kwargs)
+
         pl.LazyFrame._collect_eager = counted  # type: ignore[method-assign,assignment]
+        pl.LazyFrame.collect = collected  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *_: object) -> None:
         pl.LazyFrame._collect_eager = self._inner  # type: ignore[method-assign]
+        pl.LazyFrame.collect = self._collect  # type: ignore[method-assign]
 
 
 def chunk_steps(trace: Path, count: int) -> None:
