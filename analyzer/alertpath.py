@@ -4,8 +4,8 @@ An alert log of 12.2 and later writes, for each log switch, a time line above ea
 `Thread 1 advanced to log sequence 1234 (LGWR switch),  current SCN: 9876` (the primary),
 `NSS2 (PID:4401): SRL selected for T-1.S-1235 for LAD:2` (the primary's transport process) and
 `rfs (PID:4809): Selected LNO:22 for T-1.S-1235 dbid 3054843085 branch 1129541200` (the standby).
-These are nearly all the alert lines dgtrace reads, and the grammar takes about a millisecond for
-each. Their canonical spellings (a strict subset of what `grammars/alert.lark` accepts) are read
+These are nearly all the alert lines dgtrace reads, and the grammar parses one line at a time
+through lark. Their canonical spellings (a strict subset of what `grammars/alert.lark` accepts) are read
 here with one anchored regex each; any other spelling, a number too large for the tables, or a
 character beyond printable ASCII in the tail goes to the grammar, which stays the specification.
 """
@@ -64,7 +64,8 @@ def alert_lines(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFra
         out = candidates.select(
             "line",
             "text",
-            kind=pl.when(pl.col("text").str.contains(shape)).then(pl.lit(kind)),
+            # the first group of every shape is never optional: it is null only where the shape does not match
+            kind=pl.when(groups.struct[0].is_not_null()).then(pl.lit(kind)),
             **{
                 name: values[name] if name in values else pl.lit(None, pl.String)
                 for name in ALERT.names()

@@ -140,7 +140,9 @@ def plan_units(
     """Every unit of the known inputs, by key; and the sources that cannot be placed in a day."""
     alert = {s.label for s in sources if FileKind.of(PurePath(s.label).name) is FileKind.ALERT_LOG}
     placed = [s for s in sources if s.days() and s.label not in alert]
-    unplaced = [_unplaced(s, ALERT_LOG if s.label in alert else NO_STAMP) for s in sources if s not in placed]
+    unplaced = [
+        _unplaced(s, ALERT_LOG if s.label in alert else NO_STAMP) for s in sources if s.label in alert or not s.days()
+    ]
     configs = grouping(placed)
     by_db = {db: c for c in configs for db in c.dbs.values() if db}
     by_label = {label: c for c in configs for label in c.labels}
