@@ -55,28 +55,27 @@ class PlacementTally:
     last: str | None = None
 
     def add(self, messages: pl.DataFrame, waits: pl.DataFrame) -> None:
-        """Count the RFS I/O waits of one chunk (its parse tables) by the server message before each."""
+        """Count the RFS I/O waits of one chunk (its parse tables) by the server message before each.
+
+        Both tables are in line order: a binary search of each wait's line among the server messages'
+        finds the message before it (none: the last one of the chunks before).
+        """
         server = messages.filter(pl.col("kind").is_in([str(MessageKind.SERVER_RECV), str(MessageKind.SERVER_DONE)]))
-        io = waits.filter(pl.col("event").is_in(RFS_IO_EVENTS))
-        if not server.height and not io.height:
-            return
-        events = pl.concat(
-            [
-                server.select("line", kind=pl.col("kind").cast(pl.String)),
-                io.select("line", kind=pl.lit(None, pl.String)),
-            ]
-        ).sort("line")
-        before = events.with_columns(
-            pl.col("kind").forward_fill().fill_null(pl.lit(self.last, pl.String)).alias("prev")
-        )
-        counted = before.filter(pl.col("kind").is_null()).group_by("prev").len()
-        found = dict(counted.iter_rows())
-        self.placement += WaitPlacement(
-            int(found.get(str(MessageKind.SERVER_RECV), 0)), int(found.get(str(MessageKind.SERVER_DONE), 0))
-        )
-        kinds = server["kind"].cast(pl.String)
-        if kinds.len():
-            self.last = kinds[-1]
+        io = waits.filter(pl.col("event").is_in(RFS_IO_EVENTS))["line"]
+        received = server["kind"] == str(MessageKind.SERVER_RECV)
+        if io.len():
+            at = server["line"].search_sorted(io, side="left").cast(pl.Int64) - 1
+            placed = at.filter(at >= 0)
+            inside = int(received.gather(placed).sum()) if placed.len() else 0
+            after_finish = placed.len() - inside
+            first = io.len() - placed.len()  # before the chunk's first server message
+            if self.last == str(MessageKind.SERVER_RECV):
+                inside += first
+            elif self.last == str(MessageKind.SERVER_DONE):
+                after_finish += first
+            self.placement += WaitPlacement(inside, after_finish)
+        if server.height:
+            self.last = str(MessageKind.SERVER_RECV) if received[-1] else str(MessageKind.SERVER_DONE)
 
 
 def dest_fits(dest: Destination, process: str | None) -> bool:
