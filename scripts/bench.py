@@ -1,16 +1,17 @@
 """Benchmark: dgtrace end to end against `grep -c msgid=` on the same simulated corpus, in one run.
 
-    python scripts/bench.py [--sizes 1GB,2GB] [--outputs json,text,csv] [--runs 3] [--gzip]
+    python scripts/bench.py [--sizes 1GB,2GB] [--outputs json,text,csv,markdown,html] [--runs 3] [--gzip]
                             [--format-version 19c] [--corpus-dir bench-corpus] [--code DIR] [--against DIR]
                             [--small-files N]
 
 For each size, builds (or reuses) a corpus with `dgtrace simulate` (19c, `mixed` scenario), then
 times, alternating within each round, `grep -c msgid=` over its trace files and `dgtrace analyze`
-in each output format (JSON, the default text report, CSV), every output drained through a pipe
-(GNU grep stops at the first match when its output is /dev/null). It prints, per size and command,
-the median wall time, MB/s, the ratio to grep measured in the same rounds and the peak RSS, then
-the exponents k of time ~ size^k and peak RSS ~ size^k between consecutive sizes. `--gzip` also
-times the gzipped corpus: `gzip -dc | grep -c` against `dgtrace analyze` of the .gz files.
+in each output asked for (JSON, the default text report and CSV by default; Markdown, HTML), every
+output drained through a pipe (GNU grep stops at the first match when its output is /dev/null). It
+prints, per size and command, the median wall time, MB/s, the ratio to grep measured in the same
+rounds and the peak RSS, then the exponents k of time ~ size^k and peak RSS ~ size^k between
+consecutive sizes. `--gzip` also times the gzipped corpus: `gzip -dc | grep -c` against `dgtrace
+analyze` of the .gz files.
 
 `--small-files N` times, instead of the corpora, N distinct small traces (copies of the bundled 18 KB RFS
 sample, each with a line of its own at the end, since identical files are read once): the fixed cost of
@@ -58,7 +59,13 @@ DGTRACE = [sys.executable, "-m", "analyzer"]
 #: the source tree whose analyzer runs (`--code`: another commit's, `git archive COMMIT | tar -x -C DIR`)
 CODE = ROOT
 #: `--outputs` name -> the analyze arguments that select it
-OUTPUTS = {"json": ["--format", "json"], "text": [], "csv": ["--format", "csv"]}
+OUTPUTS = {
+    "json": ["--format", "json"],
+    "text": [],
+    "csv": ["--format", "csv"],
+    "markdown": ["--format", "markdown"],
+    "html": ["--format", "html"],
+}
 
 
 @dataclass(frozen=True)
@@ -295,7 +302,9 @@ def main() -> None:
     """Parse options, build the corpora, measure, print a table and one JSON line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1GB,2GB", help="corpus sizes, comma-separated (default 1GB,2GB)")
-    ap.add_argument("--outputs", default="json,text,csv", help="dgtrace outputs to time (json, text, csv)")
+    ap.add_argument(
+        "--outputs", default="json,text,csv", help="dgtrace outputs to time (json, text, csv, markdown, html)"
+    )
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--gzip", action="store_true", help="also time the gzipped corpus of each size")
     ap.add_argument("--format-version", default="19c")
