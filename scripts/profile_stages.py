@@ -1,7 +1,7 @@
 """Where an analysis spends its time and memory, stage by stage (a profile to read, not a benchmark).
 
     python scripts/profile_stages.py CORPUS [--top 10]
-    python scripts/profile_stages.py --chunks TRACE [--count 4]
+    python scripts/profile_stages.py --chunks TRACE [--count 4] [--sites 12]
 
 Runs `analyze` and the JSON renderer in this process, with the pipeline's stage functions
 wrapped: prints each stage's wall time (summed over calls; `read_file` runs on two threads, so
@@ -11,7 +11,8 @@ ran, sampled every 20 ms. `scripts/bench.py` gives the end-to-end figures agains
 `--chunks TRACE` looks inside the reading stage instead: the first `--count` chunks of one trace file
 read, sorted into line families, parsed (each family's fast path) and reduced on one thread, with the
 milliseconds per chunk of each step and the number of polars queries a chunk runs (each eager
-DataFrame operation is one; their fixed cost is what a small file pays).
+DataFrame operation is one; their fixed cost is what a small file pays), then the `--sites` analyzer
+lines whose queries took longest.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
+import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -80,25 +83,45 @@ class Recorder:
         setattr(module, name, timed)
 
 
+def _site() -> str:
+    """The analyzer line that ran the current polars query (`module.py:line`)."""
+    frame = sys._getframe(2)
+    while frame is not None and "/analyzer/" not in frame.f_code.co_filename:
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return "(outside the analyzer)"
+    return f"{frame.f_code.co_filename.split('/analyzer/')[-1]}:{frame.f_lineno}"
+
+
 class QueryCount:
     """Counts the polars queries while active: eager DataFrame operations (run through the lazy engine)
-    and lazy queries collected (a chain of operations run as one)."""
+    and lazy queries collected (a chain of operations run as one); with the seconds and the count of
+    the queries of each analyzer line (`sites`)."""
 
     def __init__(self) -> None:
         self.queries = 0
+        self.sites: dict[str, float] = {}  # seconds
+        self.site_calls: Counter[str] = Counter()
         self._inner = pl.LazyFrame._collect_eager  # polars' internal entry of every eager DataFrame operation
         self._collect = pl.LazyFrame.collect
+
+    def _timed(self, run: Callable[..., Any], frame: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
+        self.queries += 1
+        start = time.perf_counter()
+        result = run(frame, *args, **kwargs)
+        site = _site()
+        self.sites[site] = self.sites.get(site, 0.0) + time.perf_counter() - start
+        self.site_calls[site] += 1
+        return result
 
     def __enter__(self) -> QueryCount:
         inner, collect = self._inner, self._collect
 
         def counted(frame: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
-            self.queries += 1
-            return inner(frame, *args, **kwargs)
+            return self._timed(inner, frame, *args, **kwargs)
 
         def collected(frame: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
-            self.queries += 1
-            return collect(frame, *args, **kwargs)
+            return self._timed(collect, frame, *args, **kwargs)
 
         pl.LazyFrame._collect_eager = counted  # type: ignore[method-assign,assignment]
         pl.LazyFrame.collect = collected  # type: ignore[method-assign,assignment]
@@ -109,8 +132,9 @@ class QueryCount:
         pl.LazyFrame.collect = self._collect  # type: ignore[method-assign]
 
 
-def chunk_steps(trace: Path, count: int) -> None:
-    """Milliseconds per chunk of each step of the reading stage on one trace file, and its queries per chunk."""
+def chunk_steps(trace: Path, count: int, sites: int = 12) -> None:
+    """Milliseconds per chunk of each step of the reading stage on one trace file, its queries per chunk,
+    and the `sites` analyzer lines whose queries took longest."""
     seconds: dict[str, float] = {}
 
     def step(name: str, run: Callable[[], Any]) -> Any:
@@ -138,6 +162,9 @@ def chunk_steps(trace: Path, count: int) -> None:
     for name, total in seconds.items():
         print(f"{name:28s} {total / len(chunks) * 1000:8.1f} ms per chunk")
     print(f"{'polars queries':28s} {counter.queries / len(chunks):8.0f} per chunk (parse_chunk and reduce)")
+    print(f"the {sites} analyzer lines whose queries took longest (ms per chunk, queries per chunk):")
+    for site, total in sorted(counter.sites.items(), key=lambda item: -item[1])[:sites]:
+        print(f"  {site:34s} {total / len(chunks) * 1000:8.1f} ms {counter.site_calls[site] / len(chunks):6.1f}")
 
 
 def main() -> None:
@@ -147,9 +174,10 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--chunks", type=Path, metavar="TRACE", help="the reading stage's steps on one trace file")
     ap.add_argument("--count", type=int, default=4, help="--chunks: how many chunks")
+    ap.add_argument("--sites", type=int, default=12, help="--chunks: how many of the costliest query lines to list")
     args = ap.parse_args()
     if args.chunks is not None:
-        chunk_steps(args.chunks, args.count)
+        chunk_steps(args.chunks, args.count, args.sites)
         return
     if args.corpus is None:
         ap.error("a CORPUS, or --chunks TRACE")
