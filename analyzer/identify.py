@@ -74,48 +74,63 @@ class FileInfo:
     kind: FileKind = FileKind.TRACE
 
 
-def _header_value(header: pl.DataFrame, key: str) -> str | None:
-    values = header.filter(pl.col("key") == key)["value"]
-    return values[0] if len(values) else None
+@dataclass(frozen=True)
+class _Header:
+    """A file's header lines (schema HEADER) as Python values: a few lines, looked up several times
+    each, for which one conversion costs less than a polars query per lookup."""
+
+    rows: tuple[tuple[str | None, str | None, str | None], ...]
+
+    @classmethod
+    def of(cls, header: pl.DataFrame) -> _Header:
+        return cls(tuple(header.select("kind", "key", "value").iter_rows()))
+
+    def value(self, key: str) -> str | None:
+        """The value of the first line of `key`."""
+        return next((value for _, k, value in self.rows if k == key), None)
+
+    def of_kind(self, kind: str) -> list[str]:
+        """The values of the lines of `kind`, in order."""
+        return [value for k, _, value in self.rows if k == kind and value is not None]
 
 
-def _process_from_header(header: pl.DataFrame) -> str | None:
-    proc = header.filter(pl.col("kind") == "process")["value"]
-    if not len(proc):
+def _process_from_header(header: _Header) -> str | None:
+    proc = header.of_kind("process")
+    if not proc:
         return None
     image = proc[0].split("|", 1)[1]
     found = _IMAGE_PROCESS.search(image)
     return found["pname"] if found else None
 
 
-def _pid(header: pl.DataFrame) -> int | None:
-    proc = header.filter(pl.col("kind") == "process")["value"]
-    raw = proc[0].split("|", 1)[0] if len(proc) else ""
+def _pid(header: _Header) -> int | None:
+    proc = header.of_kind("process")
+    raw = proc[0].split("|", 1)[0] if proc else ""
     return int(raw) if raw.isdigit() and len(raw) < 19 else None
 
 
-def _version(header: pl.DataFrame, latest: bool = False) -> str | None:
+def _version(header: _Header, latest: bool = False) -> str | None:
     """The release update (`Version 19.22.0.0.0`, 18c+), else the banner's release; `latest`: the last
     one (an alert log prints one at each startup, an upgrade included), else the first."""
     pick = -1 if latest else 0
-    version = header.filter(pl.col("kind") == "version")["value"]
-    if len(version):
+    version = header.of_kind("version")
+    if version:
         return str(version[pick])
-    banner = header.filter(pl.col("kind") == "banner")["value"]
-    found = _RELEASE.search(banner[pick]) if len(banner) else None
+    banner = header.of_kind("banner")
+    found = _RELEASE.search(banner[pick]) if banner else None
     return found[1] if found else None
 
 
-def _thread(header: pl.DataFrame) -> int | None:
-    words = (_header_value(header, "Redo thread mounted by this instance") or "").split()
+def _thread(header: _Header) -> int | None:
+    words = (header.value("Redo thread mounted by this instance") or "").split()
     if not words or not words[0].isdigit() or len(words[0]) > 6:  # "1", "0 <none>"; no value, or noise
         return None
     return int(words[0]) or None
 
 
-def _host(label: str, header: pl.DataFrame, instance: str | None, evidence: list[str], from_header: str) -> str | None:
+def _host(label: str, header: _Header, instance: str | None, evidence: list[str], from_header: str) -> str | None:
     """A file's host: `Node name:`, else the ADR path's host folder, else its instance stands in (evidence noted)."""
-    host = _header_value(header, "Node name")
+    host = header.value("Node name")
     adr = _ADR_PATH.search(label)
     if host:
         evidence.append(from_header)
@@ -128,7 +143,7 @@ def _host(label: str, header: pl.DataFrame, instance: str | None, evidence: list
     return host
 
 
-def _alert_log(label: str, name: str, header: pl.DataFrame) -> FileInfo:
+def _alert_log(label: str, name: str, header: _Header) -> FileInfo:
     """An instance's alert log: its instance from the name, its host from `Node name:` or the path."""
     found = ALERT_LOG_NAME.match(name)
     instance = found["sid"] if found else None
@@ -142,6 +157,10 @@ def _alert_log(label: str, name: str, header: pl.DataFrame) -> FileInfo:
 
 def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.DataFrame) -> FileInfo:
     """Identify one file from its header lines, its name and its 16410 messages."""
+    return _identified(label, name, _Header.of(header), messages)
+
+
+def _identified(label: str, name: str, header: _Header, messages: pl.DataFrame) -> FileInfo:
     if FileKind.of(name) is FileKind.ALERT_LOG:
         return _alert_log(label, name, header)
     evidence: list[str] = []
@@ -167,7 +186,7 @@ def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.Data
     if (client or server) and not process:
         process = "RFS" if server else "NSS"
         evidence.append("process from content (16410 messages)")
-    instance = _header_value(header, "Instance name") or (by_name["sid"] if by_name else None)
+    instance = header.value("Instance name") or (by_name["sid"] if by_name else None)
     host = _host(label, header, instance, evidence, "host from header")
     pid = _pid(header) or (int(by_name["pid"]) if by_name and len(by_name["pid"]) < 19 else None)
     return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence), pid)
@@ -231,13 +250,13 @@ def session_values(texts: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def _database(label: str, header: pl.DataFrame) -> tuple[str | None, str]:
+def _database(label: str, header: _Header) -> tuple[str | None, str]:
     """db_unique_name and where it came from: the 23.26 header line, the `Trace file` path, the file's location."""
-    named = _header_value(header, "Database unique name")
+    named = header.value("Database unique name")
     if named and named.strip():
         return named.strip().lower(), "db_unique_name from header"
-    trace_file = header.filter(pl.col("kind") == "trace_file")["value"]
-    found = _ADR_DB.search(trace_file[0]) if len(trace_file) else None
+    trace_file = header.of_kind("trace_file")
+    found = _ADR_DB.search(trace_file[0]) if trace_file else None
     if found:
         return found["db"].lower(), "db_unique_name from the Trace file path"
     found = _ADR_PATH.search(label)
@@ -249,14 +268,15 @@ def _database(label: str, header: pl.DataFrame) -> tuple[str | None, str]:
 def file_identity(label: str, name: str, header: pl.DataFrame, session: Mapping[str, str]) -> FileIdentity:
     """A file's identity from its label (path), base name, header lines (schema HEADER) and first
     session block (`session_values`); the duty comes from the process name only."""
-    info = identify_file(label, name, header, pl.DataFrame(schema={"kind": pl.String}))
-    db, db_evidence = _database(label, header)
+    lines = _Header.of(header)
+    info = _identified(label, name, lines, pl.DataFrame(schema={"kind": pl.String}))
+    db, db_evidence = _database(label, lines)
     evidence = [db_evidence]
     duty = duty_of(info.process)
     client = _CLIENT_MODULE.match(session.get("MODULE NAME", "")) if duty is Duty.RECEIVER else None
     if client:
         evidence.append("client from the session's MODULE NAME")
-    role = _header_value(header, "Database role")
+    role = lines.value("Database role")
     host = short_host(None if info.host and info.host.startswith("instance:") else info.host)
     return FileIdentity(
         label,
