@@ -43,6 +43,7 @@ from analyzer.schemas import (
     UTC,
     WAITS,
     ZONE_LINES,
+    collect_rows,
     empty,
 )
 from analyzer.spill import IN_MEMORY, INDEX, Piece, Spill
@@ -365,7 +366,7 @@ class FileReducer:
         file = pl.lit(label, CAT)
         exchanges = Exchanges(tuple(self.exchanges), label, zl, fallback, tim)
         pending = utc_columns(pl.concat([self.carry, *self.closes]), {"at": ("local", "zkey")}, zl, fallback)
-        pending = pending.with_columns(file=file).select(PENDING.names()).cast(PENDING)
+        pending = pending.with_columns(file=file).select(*PENDING).cast(PENDING) if pending.height else empty(PENDING)
         alone = (
             pl.concat([frame.select(*STAMPED.names()[:-1], "reason") for frame in self.unpairable])
             if self.unpairable
@@ -476,14 +477,16 @@ def _boundary_waits(waits: pl.DataFrame, tim: TimClock) -> pl.DataFrame:
         else pl.lit(None, pl.Int64)
     )
     ela = (pl.col("ela_us") * tim.factor).round().cast(pl.Int64)
-    return waits.select("stream", "ord", "event", ela_us=ela, tim=utc).cast(BOUNDARY_WAITS)
+    query = waits.lazy().select("stream", "ord", "event", ela_us=ela, tim=utc).cast(BOUNDARY_WAITS)
+    return collect_rows(query, waits.height)
 
 
 def _lgwr_times(lgwr: pl.DataFrame, adr: pl.DataFrame) -> pl.DataFrame:
     """Each log writer line (or alert-log entry) with the ADR wall-clock line (or the alert log's time
     line) before it: its only time."""
-    clock = adr.sort("line").select(stamp_line=pl.col("line"), local=pl.col("local"), digits=pl.col("digits"))
-    return lgwr.sort("line").join_asof(clock, left_on="line", right_on="stamp_line", strategy="backward")
+    clock = adr.lazy().sort("line").select(stamp_line=pl.col("line"), local=pl.col("local"), digits=pl.col("digits"))
+    query = lgwr.lazy().sort("line").join_asof(clock, left_on="line", right_on="stamp_line", strategy="backward")
+    return collect_rows(query, lgwr.height)  # most files have no log writer line: then no query
 
 
 def _span(

@@ -442,6 +442,12 @@ def empty(columns: pl.Schema) -> pl.DataFrame:
     return found.clear()
 
 
+def collect_rows(query: pl.LazyFrame, rows: int) -> pl.DataFrame:
+    """A row-wise query's result (`rows`: the rows of its input); with none, an empty frame of its
+    schema, the query not run (a query costs a few tenths of a ms on no rows; small files have many)."""
+    return query.collect(engine="in-memory") if rows else empty(query.collect_schema())
+
+
 def frame(rows: list[dict[str, object]], columns: pl.Schema) -> pl.DataFrame:
     """Build a frame from dict rows with an explicit schema (missing keys become null)."""
     return pl.from_dicts(rows, schema=columns) if rows else empty(columns)

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 import polars as pl
 
 from analyzer.errors import UsageError
+from analyzer.schemas import collect_rows
 from analyzer.units import format_offset, parse_offset
 
 #: a zone: minutes east of UTC, or an IANA zone name (`Europe/Paris`)
@@ -221,11 +222,13 @@ def value_to_utc(local: datetime, zone: Zone) -> datetime:
 
 def zone_lines(adr: pl.DataFrame) -> pl.DataFrame:
     """The ISO ADR lines of a file (schema ZONE_LINES), in line order."""
-    return (
-        adr.filter(pl.col("utc_offset_min").is_not_null())
+    query = (
+        adr.lazy()
+        .filter(pl.col("utc_offset_min").is_not_null())
         .sort("line")
         .select(zone_line=pl.col("line"), utc_offset_min=pl.col("utc_offset_min"))
     )
+    return collect_rows(query, adr.height)
 
 
 def utc_columns(
@@ -237,6 +240,10 @@ def utc_columns(
     first one), or `fallback` (minutes or an IANA name) when the file has none. Most files keep
     one offset: then it is a constant, with no join.
     """
+    if not frame.height:  # the columns' types, without a query (many of a small file's tables are empty)
+        zone = fallback if not zones.height else 0
+        added = {out: local_to_utc(pl.col(local), zone) for out, (local, _) in columns.items()}
+        return collect_rows(frame.lazy().with_columns(**added), 0)
     offsets = zones["utc_offset_min"].unique()
     for out, (local, key) in columns.items():
         if not len(offsets):
@@ -261,6 +268,8 @@ def utc_columns(
 
 def to_utc(rows: pl.DataFrame, adr: pl.DataFrame, fallback: Zone) -> pl.DataFrame:
     """Add `at` (UTC) to rows with `local` and a `stamp_line` (else their own `line`) giving the zone."""
+    if not rows.height:
+        return utc_columns(rows, {"at": ("local", "line")}, zone_lines(adr.clear()), fallback)
     keyed = rows.with_columns(_key=pl.col("stamp_line").fill_null(pl.col("line")))
     return utc_columns(keyed, {"at": ("local", "_key")}, zone_lines(adr), fallback).drop("_key")
 
