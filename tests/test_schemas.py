@@ -126,3 +126,17 @@ def test_narrowed_holds_the_columns_that_fit_as_int32_and_keeps_every_value() ->
     }
     assert narrow.cast(pl.Int64).equals(wide)
     assert narrowed(empty(LINKED)).schema["msgid"] == pl.Int32  # no value that does not fit
+
+
+def test_collect_rows_runs_the_query_on_rows_and_gives_its_schema_without() -> None:
+    rows = pl.DataFrame({"line": [3, 1, 2], "local": [datetime(2024, 1, 1, 0, 0, s) for s in (3, 1, 2)]})
+    adr = pl.DataFrame({"stamp_line": [0, 2], "tag": ["a", "b"]})
+
+    def query(frame: pl.DataFrame) -> pl.LazyFrame:
+        joined = frame.lazy().sort("line").join_asof(adr.lazy(), left_on="line", right_on="stamp_line")
+        return joined.with_columns(at=pl.col("local").dt.replace_time_zone("UTC"))
+
+    ran = schemas.collect_rows(query(rows), rows.height)
+    assert ran.equals(query(rows).collect()) and ran["tag"].to_list() == ["a", "b", "b"]
+    none = schemas.collect_rows(query(rows.clear()), 0)
+    assert none.height == 0 and none.schema == query(rows.clear()).collect().schema

@@ -22,7 +22,10 @@ from analyzer.zones import (
     parse_zone,
     parse_zones,
     same_host,
+    to_utc,
     unmatched_hosts,
+    utc_columns,
+    zone_lines,
 )
 from tests.conftest import invoke
 
@@ -185,3 +188,17 @@ def test_host_options_by_short_name_and_those_that_name_nothing(tmp_path: Path) 
     notes = " ".join(doc["summary"]["notes"])
     assert "prim01.dbnet.example is a primary host" in notes
     assert "--tz stby01=... was not used: the files of that host carry their own zone" in notes
+
+
+@pytest.mark.parametrize("fallback", [120, "Europe/Paris"])
+def test_an_empty_table_gets_the_utc_columns_a_filled_one_gets(fallback: int | str) -> None:
+    rows = pl.DataFrame({"line": [5], "local": [datetime(2024, 3, 1, 12)], "stamp_line": [None]}).cast(
+        {"stamp_line": pl.Int64}
+    )
+    adr = pl.DataFrame({"line": [1], "utc_offset_min": [60]}, schema={"line": pl.Int64, "utc_offset_min": pl.Int32})
+    for zones in (zone_lines(adr), zone_lines(adr.clear())):
+        filled = utc_columns(rows, {"at": ("local", "line")}, zones, fallback)
+        assert utc_columns(rows.clear(), {"at": ("local", "line")}, zones, fallback).schema == filled.schema
+    assert to_utc(rows.clear(), adr, fallback).schema == to_utc(rows, adr, fallback).schema
+    assert to_utc(rows, adr, fallback)["at"].to_list() == [datetime(2024, 3, 1, 11, tzinfo=UTC)]
+    assert zone_lines(adr.clear()).schema == zone_lines(adr).schema
