@@ -10,6 +10,7 @@ Messages of different streams are never paired (`analyzer.pairing`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -32,9 +33,12 @@ class Streams:
         """The breaks of one chunk: its header starts (HEADER rows) and file markers (MARKERS rows)."""
         if not header.height and not markers.height:  # most chunks: no query to find none
             return
-        starts = header.filter(pl.col("kind") == "trace_file").select("line", marker=pl.lit("header"), pid=None)
-        found = markers.filter(pl.col("marker").is_in(["recreated", "process"])).select("line", "marker", "pid")
-        for line, marker, pid in pl.concat([starts.cast(found.schema), found]).sort("line").iter_rows():
+        # a chunk has a few of them: read in Python, not with three polars queries
+        kinds = zip(header["line"].to_list(), header["kind"].to_list(), strict=True)
+        breaks: list[tuple[int, str, Any]] = [(line, "header", None) for line, kind in kinds if kind == "trace_file"]
+        rows = zip(markers["line"].to_list(), markers["marker"].to_list(), markers["pid"].to_list(), strict=True)
+        breaks += [(line, marker, pid) for line, marker, pid in rows if marker in ("recreated", "process")]
+        for line, marker, pid in sorted(breaks, key=lambda found: found[0]):
             if marker == "process" and pid in self.pids:
                 self.breaks.append((line, self.pids[pid]))
                 continue
