@@ -2,6 +2,7 @@
 
     python scripts/profile_stages.py CORPUS [--top 10]
     python scripts/profile_stages.py --chunks TRACE [--count 4] [--sites 12]
+    python scripts/profile_stages.py --read TRACE
 
 Runs `analyze` and the JSON renderer in this process, with the pipeline's stage functions
 wrapped: prints each stage's wall time (summed over calls; `read_file` runs on two threads, so
@@ -12,7 +13,8 @@ ran, sampled every 20 ms. `scripts/bench.py` gives the end-to-end figures agains
 read, sorted into line families, parsed (each family's fast path) and reduced on one thread, with the
 milliseconds per chunk of each step and the number of polars queries a chunk runs (each eager
 DataFrame operation is one; their fixed cost is what a small file pays), then the `--sites` analyzer
-lines whose queries took longest.
+lines whose queries took longest. `--read TRACE` reads one trace file as `analyze` does, nothing
+wrapped: a run to profile with `perf record`.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ from typing import Any
 import polars as pl
 
 from analyzer import api, ingest, insights, parse
+from analyzer.classify import Source
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import FileReducer
 from analyzer.report import machine
+from analyzer.zones import TimeZones
 
 #: (module, functions) wrapped, in pipeline order
 STAGES: list[tuple[ModuleType, list[str]]] = [
@@ -167,6 +171,16 @@ def chunk_steps(trace: Path, count: int, sites: int = 12) -> None:
         print(f"  {site:34s} {total / len(chunks) * 1000:8.1f} ms {counter.site_calls[site] / len(chunks):6.1f}")
 
 
+def read_one(trace: Path) -> None:
+    """Read, parse and reduce one trace file as `analyze` does (`ingest.read_file`), nothing wrapped:
+    a run to put under a native profiler (`perf record python scripts/profile_stages.py --read TRACE`)."""
+    source = Source(str(trace), lambda: trace.open("rb"), stored_bytes=trace.stat().st_size)
+    wall, cpu = time.perf_counter(), time.process_time()
+    found = ingest.read_file(source, TimeZones())
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(f"{trace.name}: {found.stats.lines:,} lines, {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {rss_mb():.0f} MB")
+
+
 def main() -> None:
     """Profile one analysis of CORPUS and print the table."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -174,8 +188,12 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--chunks", type=Path, metavar="TRACE", help="the reading stage's steps on one trace file")
     ap.add_argument("--count", type=int, default=4, help="--chunks: how many chunks")
+    ap.add_argument("--read", type=Path, metavar="TRACE", help="read_file on one trace, nothing wrapped (for perf)")
     ap.add_argument("--sites", type=int, default=12, help="--chunks: how many of the costliest query lines to list")
     args = ap.parse_args()
+    if args.read is not None:
+        read_one(args.read)
+        return
     if args.chunks is not None:
         chunk_steps(args.chunks, args.count, args.sites)
         return
