@@ -192,13 +192,15 @@ def main() -> None:
     ap.add_argument("--sites", type=int, default=12, help="--chunks: how many of the costliest query lines to list")
     args = ap.parse_args()
     if args.read is not None:
+        if not args.read.is_file():
+            ap.error(f"--read {args.read}: not a file")
         read_one(args.read)
         return
     if args.chunks is not None:
         chunk_steps(args.chunks, args.count, args.sites)
         return
     if args.corpus is None:
-        ap.error("a CORPUS, or --chunks TRACE")
+        ap.error("a CORPUS, --chunks TRACE or --read TRACE")
     recorder = Recorder()
     for module, names in STAGES:
         for name in names:
