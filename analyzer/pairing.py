@@ -14,6 +14,7 @@ from typing import Final
 
 import polars as pl
 
+from analyzer.schemas import collect_rows
 from analyzer.vocab import CLIENT_KINDS, OPENING, OPENING_KINDS
 
 #: the engine of the lazy queries of the reading stage: the one eager operations run on ("auto" may
@@ -78,10 +79,11 @@ def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
     single = marked.lazy().filter(~pl.col("_pairs") & ~pl.col("_closed"))
     ruled_out = pl.when(pl.col("_open")).then(pl.col("_same_next")).otherwise(pl.col("_same_prev"))
     helpers = ["_client", "_open", "_pairs", "_same_next", "_same_prev", "_closed"]
-    unpairable = (
-        single.filter(ruled_out).with_columns(reason=unpaired_reason()).drop(helpers).collect(engine=LAZY_ENGINE)
-    )
-    pending = single.filter(~ruled_out).drop(helpers).collect(engine=LAZY_ENGINE)
+    # every pair is two rows, its opening (`_pairs`) and its closing (`_closed`): the rest are single,
+    # and when none is (most small files) neither query is run
+    alone = marked.height - 2 * int(marked["_pairs"].sum())
+    unpairable = collect_rows(single.filter(ruled_out).with_columns(reason=unpaired_reason()).drop(helpers), alone)
+    pending = collect_rows(single.filter(~ruled_out).drop(helpers), alone)
     return Paired(exchanges, unpairable, pending)
 
 
