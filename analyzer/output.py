@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from analyzer.errors import OutputError
+from analyzer.spill import stop_deferred
 
 
 def os_errno(err: BaseException) -> int | None:
@@ -71,12 +72,11 @@ def _write_replacing(render: Callable[[TextIO], None], output: Path) -> None:
     if not folder.is_dir():
         why = f"{folder} is not a folder" if folder.exists() else f"the folder {folder} does not exist"
         raise OutputError(f"cannot write the report to {output}: {why}")
+    part: Path | None = None
     try:
-        handle, name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
-    except OSError as err:
-        _output_failed(err, str(output))
-    part = Path(name)
-    try:
+        with stop_deferred():  # a stop signal as the file is created: raised once its name is known
+            handle, name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
+            part = Path(name)
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             render(out)
         os.chmod(part, _mode(output))
@@ -84,7 +84,8 @@ def _write_replacing(render: Callable[[TextIO], None], output: Path) -> None:
     except OSError as err:
         _output_failed(err, str(output))
     finally:
-        part.unlink(missing_ok=True)
+        if part is not None:
+            part.unlink(missing_ok=True)
 
 
 def _mode(output: Path) -> int:

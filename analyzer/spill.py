@@ -222,6 +222,29 @@ def check_stop() -> None:
         raise Interrupted(_stop_signal[0])
 
 
+#: depth of the `stop_deferred` regions the main thread is in, and whether a stop signal waits for their end
+_deferred = [0, False]
+
+
+@contextmanager
+def stop_deferred() -> Iterator[None]:
+    """A short region that a stop signal does not interrupt (in the main thread, inside
+    `stop_on_signals`): one that arrives there raises `Interrupted` as the region ends, so that a
+    file created inside is known, by then, to the `finally` that removes it.
+
+    Raises:
+        Interrupted: a stop signal arrived inside the region.
+    """
+    _deferred[0] += 1
+    try:
+        yield
+    finally:
+        _deferred[0] -= 1
+    if not _deferred[0] and _deferred[1]:
+        _deferred[1] = False
+        raise Interrupted(_stop_signal[0])
+
+
 def stop_requested() -> bool:
     """Whether a stop signal has arrived."""
     return _stop.is_set()
@@ -244,6 +267,9 @@ def stop_on_signals() -> Iterator[None]:
             return  # the first signal's unwinding is under way: let it finish its cleanup
         _stop_signal[0] = signum
         _stop.set()
+        if _deferred[0]:  # raised when the region ends (`stop_deferred`)
+            _deferred[1] = True
+            return
         raise Interrupted(signum)
 
     previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
@@ -253,3 +279,4 @@ def stop_on_signals() -> Iterator[None]:
         for signum, old in previous.items():
             signal.signal(signum, old)
         _stop.clear()
+        _deferred[1] = False

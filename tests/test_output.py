@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import errno
+import os
 import signal
+import tempfile
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pytest
 
-from analyzer.errors import ExitCode, OutputError
+from analyzer.errors import ExitCode, Interrupted, OutputError
 from analyzer.output import os_errno, write_report
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
+from analyzer.spill import stop_on_signals
 from tests.conftest import stop_while_writing
 
 
@@ -65,3 +68,25 @@ def test_sigterm_while_the_report_is_written_keeps_the_earlier_one(tmp_path: Pat
     done = stop_while_writing(["analyze", str(tmp_path / "set"), "--format", "html", "-o", str(target)], target)
     assert (done.returncode, done.stderr) == (128 + signal.SIGTERM, "dgtrace: stopped by SIGTERM\n")
     assert target.read_text() == "earlier report" and sorted(target.parent.iterdir()) == [target]
+
+
+def test_a_stop_signal_just_as_the_temporary_file_is_created_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The signal's handler runs as soon as the file exists, before its name is returned."""
+    real = tempfile.mkstemp
+
+    def created_then_stopped(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        handle, name = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return handle, name
+
+    def render(out: TextIO) -> None:
+        out.write("new")
+
+    monkeypatch.setattr(tempfile, "mkstemp", created_then_stopped)
+    target = tmp_path / "r.txt"
+    target.write_text("earlier report")
+    with stop_on_signals(), pytest.raises(Interrupted):
+        write_report(render, target)
+    assert target.read_text() == "earlier report" and sorted(tmp_path.iterdir()) == [target]

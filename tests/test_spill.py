@@ -94,6 +94,20 @@ def test_a_stop_signal_unwinds_the_main_thread_and_stops_the_others() -> None:
     spill.check_stop()  # does not raise once cleared
 
 
+def test_a_stop_signal_inside_a_deferred_region_is_raised_as_it_ends() -> None:
+    reached: list[str] = []
+    with spill.stop_on_signals():
+        with pytest.raises(Interrupted) as stopped, spill.stop_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)  # the handler has run by now, and did not raise here
+            reached.append("end of the region")
+        assert spill.stop_requested()
+    assert reached == ["end of the region"] and stopped.value.signum == signal.SIGTERM
+    with spill.stop_on_signals(), spill.stop_deferred():
+        reached.append("a later region")  # nothing left over from the signal before
+    assert reached[-1] == "a later region"
+
+
 def _spill_folder(parent: Path, pid: int, name: str, started: int) -> Path:
     """A spill folder as the run of `pid` that started at `started` (clock ticks since boot) leaves it."""
     folder = parent / f"dgtrace-{pid}-{name}"
