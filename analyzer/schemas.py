@@ -444,7 +444,8 @@ def empty(columns: pl.Schema) -> pl.DataFrame:
 
 def collect_rows(query: pl.LazyFrame, rows: int) -> pl.DataFrame:
     """A row-wise query's result (`rows`: the rows of its input); with none, an empty frame of its
-    schema, the query not run (a query costs a few tenths of a ms on no rows; small files have many)."""
+    schema, the query not run (a query costs a few tenths of a ms on no rows; small files have many).
+    The engine is the one eager operations use, as `pairing.LAZY_ENGINE` says why."""
     return query.collect(engine="in-memory") if rows else empty(query.collect_schema())
 
 

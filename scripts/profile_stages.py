@@ -7,14 +7,15 @@
 Runs `analyze` and the JSON renderer in this process, with the pipeline's stage functions
 wrapped: prints each stage's wall time (summed over calls; `read_file` runs on two threads, so
 its sum is about twice its share of the wall clock) and the process's peak RSS while the stage
-ran, sampled every 20 ms. `scripts/bench.py` gives the end-to-end figures against grep.
+ran, sampled every 20 ms, and the polars queries the analysis ran (a file's fixed cost).
+`scripts/bench.py` gives the end-to-end figures against grep.
 
 `--chunks TRACE` looks inside the reading stage instead: the first `--count` chunks of one trace file
-read, sorted into line families, parsed (each family's fast path) and reduced on one thread, with the
-milliseconds per chunk of each step and the number of polars queries a chunk runs (each eager
-DataFrame operation is one; their fixed cost is what a small file pays), then the `--sites` analyzer
-lines whose queries took longest. `--read TRACE` reads one trace file as `analyze` does, nothing
-wrapped: a run to profile with `perf record`.
+read, sorted into line families, parsed (each family's fast path), their RFS I/O waits placed and
+reduced on one thread, with the milliseconds per chunk of each step and the number of polars queries
+a chunk runs (each eager DataFrame operation is one; their fixed cost is what a small file pays),
+then the `--sites` analyzer lines whose queries took longest. `--read TRACE` reads one trace file as
+`analyze` does, nothing wrapped: a run to profile with `perf record`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from analyzer.classify import Source
 from analyzer.read import ReadStats, read_lines
 from analyzer.reduce import FileReducer
 from analyzer.report import machine
+from analyzer.transport import PlacementTally
 from analyzer.zones import TimeZones
 
 #: (module, functions) wrapped, in pipeline order
@@ -156,16 +158,18 @@ def chunk_steps(trace: Path, count: int, sites: int = 12) -> None:
             if spec.fast is not None and groups[family.value].height:
                 step(f"fast path: {family.value}", functools.partial(spec.fast, groups[family.value]))
         in_header = end_in_header
-    reducer, in_header = FileReducer(), False
+    reducer, tally, in_header = FileReducer(), PlacementTally(), False
     with QueryCount() as counter:  # the whole of it, then the reduce stage
         for n, lines in enumerate(chunks):
             part, in_header = step("parse_chunk (all of it)", functools.partial(parse.parse_chunk, lines, in_header))
+            tables = part.tables
+            step("wait placement (tally.add)", functools.partial(tally.add, tables["messages"], tables["waits"]))
             step("reduce (FileReducer.add)", functools.partial(reducer.add, part, last=n == len(chunks) - 1))
     mb = sum(int(c["text"].str.len_bytes().sum()) + c.height for c in chunks) / 1e6
     print(f"{trace.name}: {len(chunks)} chunks of {mb / len(chunks):.1f} MB, {chunks[0].height:,} lines in the first")
     for name, total in seconds.items():
         print(f"{name:28s} {total / len(chunks) * 1000:8.1f} ms per chunk")
-    print(f"{'polars queries':28s} {counter.queries / len(chunks):8.0f} per chunk (parse_chunk and reduce)")
+    print(f"{'polars queries':28s} {counter.queries / len(chunks):8.0f} per chunk (parse, placement, reduce)")
     print(f"the {sites} analyzer lines whose queries took longest (ms per chunk, queries per chunk):")
     for site, total in sorted(counter.sites.items(), key=lambda item: -item[1])[:sites]:
         print(f"  {site:34s} {total / len(chunks) * 1000:8.1f} ms {counter.site_calls[site] / len(chunks):6.1f}")
@@ -206,7 +210,8 @@ def main() -> None:
         for name in names:
             recorder.wrap(module, name)
     start = time.perf_counter()
-    analysis = api.analyze([str(args.corpus)], api.Options())
+    with QueryCount() as counter:
+        analysis = api.analyze([str(args.corpus)], api.Options())
     analyzed = time.perf_counter() - start
     with Path("/dev/null").open("w", encoding="utf-8") as out:
         machine.render_json(analysis, out, args.top)
@@ -219,6 +224,8 @@ def main() -> None:
                 print(f"{name:22s} {recorder.seconds[name]:8.2f} {'-' if peak is None else f'{peak:.0f}':>12s}")
     print(f"{'analyze (wall)':22s} {analyzed:8.2f}")
     print(f"{'analyze + render_json':22s} {total:8.2f} {max(recorder.peak.values()):12.0f}")
+    files, queries = len(analysis.files), counter.queries
+    print(f"polars queries of analyze: {queries:,} for {files:,} files ({queries / max(files, 1):.0f} a file)")
 
 
 if __name__ == "__main__":
