@@ -353,9 +353,10 @@ def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True, aler
     return Parsed(tables, +parsed, +ignored), end_in_header
 
 
-def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True) -> list[Parsed]:
-    """Several trace files, each whole in one chunk of numbered lines, parsed together: for each,
-    what `parse_chunk(chunk, False)` gives it, for about the fixed cost of one chunk.
+def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True, alert: bool = False) -> list[Parsed]:
+    """Several trace files (`alert`: alert logs), each whole in one chunk of numbered lines, parsed
+    together: for each, what `parse_chunk(chunk, False, alert=alert)` gives it, for about the fixed
+    cost of one chunk.
 
     A chunk costs a few hundred polars queries however few its lines, so an upload of thousands of
     small traces pays them once per batch instead of once per file. The files' lines are numbered
@@ -363,7 +364,7 @@ def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True) -> list[Pa
     into files by line number; each file's line accounting is counted from the rows of its families.
     """
     if len(chunks) < 2:
-        return [parse_chunk(chunk, False, fast=fast)[0] for chunk in chunks]
+        return [parse_chunk(chunk, False, fast=fast, alert=alert)[0] for chunk in chunks]
     sizes = pl.DataFrame(
         {
             "_off": list(itertools.accumulate((_last_line(c) + 1 for c in chunks[:-1]), initial=0)),
@@ -374,7 +375,7 @@ def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True) -> list[Pa
     bounds = sizes["_off"]
     shift = sizes.select(pl.col("_off").repeat_by("_n").explode()).to_series()
     lines = pl.concat(chunks).with_columns(pl.col("line") + shift)
-    groups, _ = split_families(lines, False, bounds)
+    groups = split_alert(lines) if alert else split_families(lines, False, bounds)[0]
     tables, _ = _parse_groups(groups, fast)
     by_file = {name: _per_file(rows, bounds) for name, rows in tables.items()}
     counts = _per_file(pl.concat([rows.select("line", group=pl.lit(name)) for name, rows in groups.items()]), bounds)

@@ -21,7 +21,9 @@ from analyzer.parse import (
     parse_files,
     split_families,
 )
-from tests.conftest import lines_frame
+from analyzer.simulate.options import SimOptions
+from analyzer.simulate.runner import simulate
+from tests.conftest import ROOT, lines_frame
 from tests.strategies import message_lines, reference_families, stamp_lines, wait_lines
 
 #: lines of every family, header lines and junk (a header region may run into the next file)
@@ -192,6 +194,22 @@ def test_a_header_region_ends_where_the_next_file_starts() -> None:
     assert batched[1].unparsed == 1 and batched[1].tables["unparsed"]["line"].to_list() == [2]
     assert batched[0].tables["header"].height == batched[3].tables["header"].height == 3
     assert batched[2].lines == 1 and batched[2].ignored["blank"] == 1
+
+
+def test_alert_logs_parsed_together_give_what_each_gives_alone(tmp_path: Path) -> None:
+    """The bundled 11.2 alert logs and a simulated 19c set's, with an empty one between them: each
+    as alone, its line numbers its own, every line counted in its own log."""
+    simulate(tmp_path, SimOptions(writes=200, format_version="19c", extras=True))
+    bundled = sorted((ROOT / "tests" / "fixtures" / "alert").glob("alert_*.log"))
+    logs = [*bundled, *sorted(tmp_path.rglob("alert_*.log"))]
+    chunks = [lines_frame(path.read_text().removesuffix("\n")) for path in logs]
+    chunks.insert(1, lines_frame(""))
+    assert len(chunks) >= 4
+    batched = parse_files(chunks, alert=True)
+    for single, part in zip(chunks, batched, strict=True):
+        _equal(parse_chunk(single, in_header=False, alert=True)[0], part)
+        assert part.lines == single.height
+    assert all(part.tables["alert"].height for k, part in enumerate(batched) if k != 1)
 
 
 @settings(max_examples=40, deadline=None)

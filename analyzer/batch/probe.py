@@ -165,19 +165,19 @@ def read_ends(source: Source) -> Ends:
 
 
 def identify_all(probed: Sequence[tuple[Source, Ends]], zones: TimeZones) -> list[SourceInfo]:
-    """Each source identified from its ends. The ends of all are parsed together
-    (`parse.parse_files`): a parse costs a few hundred polars queries however few its lines, and a
+    """Each source identified from its ends. The ends of all traces are parsed together, and those
+    of all alert logs (`parse.parse_files`): a parse costs a few hundred polars queries however few its lines, and a
     nightly share holds hundreds of files, so they pay it once, not once per file."""
     lines = [_lines(ends.head, ends.tail) for _, ends in probed]
     alert = [FileKind.of(source.name) is FileKind.ALERT_LOG for source, _ in probed]
-    traces = iter(parse.parse_files([frame for (frame, _), log in zip(lines, alert, strict=True) if not log]))
-    parsed = [  # an alert log as the analysis reads it: its time lines are its stamps
-        parse.parse_chunk(frame, False, alert=True)[0] if log else next(traces)
-        for (frame, _), log in zip(lines, alert, strict=True)
-    ]
+    # an alert log as the analysis reads it: its time lines are its stamps
+    parsed = {
+        log: iter(parse.parse_files([frame for (frame, _), a in zip(lines, alert, strict=True) if a == log], alert=log))
+        for log in (False, True)
+    }
     return [
-        _identify(source, ends, part, head_lines, zones)
-        for (source, ends), (_, head_lines), part in zip(probed, lines, parsed, strict=True)
+        _identify(source, ends, next(parsed[log]), head_lines, zones)
+        for (source, ends), (_, head_lines), log in zip(probed, lines, alert, strict=True)
     ]
 
 
