@@ -166,8 +166,8 @@ def read_ends(source: Source) -> Ends:
 
 def identify_all(probed: Sequence[tuple[Source, Ends]], zones: TimeZones) -> list[SourceInfo]:
     """Each source identified from its ends. The ends of all traces are parsed together, and those
-    of all alert logs (`parse.parse_files`): a parse costs a few hundred polars queries however few its lines, and a
-    nightly share holds hundreds of files, so they pay it once, not once per file."""
+    of all alert logs (`parse.parse_files`): a parse costs a few hundred polars queries however few
+    its lines, and a nightly share holds hundreds of files, so they pay it once, not once per file."""
     lines = [_lines(ends.head, ends.tail) for _, ends in probed]
     alert = [FileKind.of(source.name) is FileKind.ALERT_LOG for source, _ in probed]
     # an alert log as the analysis reads it: its time lines are its stamps
