@@ -213,8 +213,15 @@ def local_to_utc(local: pl.Expr, zone: Zone) -> pl.Expr:
     return at.fill_null(skipped.dt.convert_time_zone("UTC")).cast(pl.Datetime("us", "UTC"))
 
 
+#: the time zone of the UTC datetimes polars gives back (`value_to_utc` gives the same)
+_UTC = ZoneInfo("UTC")
+
+
 def value_to_utc(local: datetime, zone: Zone) -> datetime:
-    """One naive local time in `zone` -> UTC."""
+    """One naive local time in `zone` -> UTC, as `local_to_utc` converts a column (a fixed offset
+    without a query: files and probes convert a few such values each)."""
+    if isinstance(zone, int):
+        return (local - timedelta(minutes=zone)).replace(tzinfo=_UTC)
     frame = pl.DataFrame({"t": [local]}, schema={"t": pl.Datetime("us")})
     out: datetime = frame.select(local_to_utc(pl.col("t"), zone))["t"][0]
     return out

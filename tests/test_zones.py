@@ -10,6 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from analyzer.errors import UsageError
 from analyzer.simulate.options import SimOptions
@@ -25,6 +27,7 @@ from analyzer.zones import (
     to_utc,
     unmatched_hosts,
     utc_columns,
+    value_to_utc,
     zone_lines,
 )
 from tests.conftest import invoke
@@ -104,6 +107,17 @@ def test_iana_zone_takes_the_offset_of_each_date() -> None:
         datetime(2024, 3, 31, 1, 30, tzinfo=UTC),
         datetime(2024, 10, 27, 0, 30, tzinfo=UTC),
     ]
+
+
+@given(
+    st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2099, 12, 31)),
+    st.one_of(st.integers(-16 * 60, 16 * 60), st.sampled_from(["Europe/Paris", "America/Denver", "UTC"])),
+)
+def test_one_value_converts_as_a_column_does(local: datetime, zone: int | str) -> None:
+    """`value_to_utc` (a fixed offset in Python) gives what `local_to_utc` gives a column, its type too."""
+    column = pl.DataFrame({"t": [local]}, schema={"t": pl.Datetime("us")}).select(local_to_utc(pl.col("t"), zone))
+    one = value_to_utc(local, zone)
+    assert (one, repr(one.tzinfo)) == (column["t"][0], repr(column["t"][0].tzinfo))
 
 
 def test_files_without_a_zone_take_the_one_the_others_agree_on() -> None:
