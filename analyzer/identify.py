@@ -83,7 +83,8 @@ class _Header:
 
     @classmethod
     def of(cls, header: pl.DataFrame) -> _Header:
-        return cls(tuple(header.select("kind", "key", "value").iter_rows()))
+        columns = (header[name].to_list() for name in ("kind", "key", "value"))  # no query, as `select` would be
+        return cls(tuple(zip(*columns, strict=True)))
 
     def value(self, key: str) -> str | None:
         """The value of the first line of `key`."""
