@@ -31,14 +31,14 @@ def test_in_memory_pieces_keep_the_frame_and_count_their_keys() -> None:
     assert piece.load(["msgid"]).to_series().to_list() == [10, 11, 12, 13]
 
 
-def test_spilled_pieces_are_arrow_files_read_back_whole_or_by_column(tmp_path: Path) -> None:
+def test_spilled_pieces_are_arrow_streams_read_back_whole_or_by_column(tmp_path: Path) -> None:
     with spill.spill_directory(tmp_path) as pieces:
         first, empty = pieces.put(EXCHANGES), pieces.put(EXCHANGES.clear())
         assert first.frame is None and first.path is not None and first.path.parent == pieces.directory
-        assert pl.read_ipc(first.path).equals(EXCHANGES) and first.load().equals(EXCHANGES)
+        assert pl.read_ipc_stream(first.path).equals(EXCHANGES) and first.load().equals(EXCHANGES)
         assert first.load(["seq"]).columns == ["seq"] and _keys(first) == [(1, 7, 2), (1, 8, 1), (2, 3, 1)]
         assert empty.path is None and empty.rows == 0 and empty.keys.height == 0  # nothing written for nothing
-        assert sorted(p.name for p in pieces.directory.iterdir()) == ["owner", "piece-0.arrow"]
+        assert sorted(p.name for p in pieces.directory.iterdir()) == ["owner", "piece-0.arrows"]
     assert list(tmp_path.iterdir()) == []
 
 
@@ -150,10 +150,10 @@ def test_the_sweep_takes_the_folder_of_a_zombie(tmp_path: Path) -> None:
 
 def test_a_piece_that_cannot_be_written_is_removed_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def half_written(self: pl.DataFrame, path: Path, **_: Any) -> None:
-        Path(path).write_bytes(b"ARROW1 partial")
+        Path(path).write_bytes(b"\xff\xff\xff\xff partial")
         raise OSError("No space left on device (os error 28)")
 
-    monkeypatch.setattr(pl.DataFrame, "write_ipc", half_written)
+    monkeypatch.setattr(pl.DataFrame, "write_ipc_stream", half_written)
     frame = pl.DataFrame({"thread": [1], "seq": [2]})
     with spill.spill_directory(tmp_path) as pieces:
         directory = pieces.directory
@@ -161,7 +161,7 @@ def test_a_piece_that_cannot_be_written_is_removed_and_named(tmp_path: Path, mon
         for _ in range(2):  # the second write fails the same way, without trying
             with pytest.raises(TempFileError) as error:
                 pieces.put(frame)
-            assert str(error.value).startswith(f"cannot write temporary file {directory}/piece-0.arrow: ")
+            assert str(error.value).startswith(f"cannot write temporary file {directory}/piece-0.arrows: ")
             assert ": No space left on device; free some space there" in str(error.value)
             assert error.value.exit_code == ExitCode.TEMP_FILES
         assert sorted(p.name for p in directory.iterdir()) == ["owner"]
