@@ -6,8 +6,11 @@
 
 Runs `analyze` and the JSON renderer in this process, with the pipeline's stage functions
 wrapped: prints each stage's wall time (summed over calls; `read_file` runs on two threads, so
-its sum is about twice its share of the wall clock) and the process's peak RSS while the stage
-ran, sampled every 20 ms, and the polars queries the analysis ran (a file's fixed cost).
+its sum is about twice its share of the wall clock; `reduce_file` runs inside both: for the small
+files `read_small` parses together, it is their reduction alone, the bulk of a small file's cost;
+for a file read alone it also holds the reading and parsing of the chunks it pulls) and the
+process's peak RSS while the stage ran, sampled every 20 ms, and the polars queries the analysis
+ran (a file's fixed cost).
 `scripts/bench.py` gives the end-to-end figures against grep.
 
 `--chunks TRACE` looks inside the reading stage instead: the first `--count` chunks of one trace file
@@ -45,7 +48,7 @@ from analyzer.zones import TimeZones
 #: (module, functions) wrapped, in pipeline order
 STAGES: list[tuple[ModuleType, list[str]]] = [
     # not `api._sorted`: a wrapper holds its argument, the unsorted table, while the sorted one is built
-    (ingest, ["read_file", "read_small"]),
+    (ingest, ["read_file", "read_small", "reduce_file"]),  # reduce_file: inside the two before it
     (api, ["match_sides", "finish", "estimate_offsets", "one_way", "tie_warnings"]),
     (api, ["analyze_files"]),
     (machine, ["summary", "write_json_array"]),
