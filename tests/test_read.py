@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from analyzer.api import Options, analyze
 from analyzer.parse import merge, parse_chunk
-from analyzer.read import MAX_LINE_CHARS, ReadStats, _decode, read_lines
+from analyzer.read import MAX_LINE_CHARS, SMALL_BLOCK, ReadStats, _decode, read_lines
 from analyzer.schemas import LINES
 from analyzer.sniff import encoding_of
 from analyzer.zones import TimeZones
@@ -223,3 +223,16 @@ def test_reader_cuts_before_an_opening_message() -> None:
     assert len(frames) > 5
     assert all(f["text"][0].startswith("... Server received") for f in frames)
     assert pl.concat(frames)["line"].to_list() == list(range(1, 601))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(["ab", " ", "\r", "\n", "\x1f", '"', ",", "\t", "x^", "\x7f"])).map("".join))
+def test_small_ascii_blocks_split_in_python_give_the_csv_reader_s_lines(text: str) -> None:
+    """A small all-ASCII block is split in Python; padded past SMALL_BLOCK, the same lines go
+    through polars' reader (or its exact fallback): the same lines, CR before a line end dropped."""
+    data = text.encode() + b"\n"
+    pad = b"p" * 80 + b"\n"
+    padded = data + pad * (SMALL_BLOCK // len(pad) + 1)
+    assert len(data) <= SMALL_BLOCK < len(padded)
+    small, large = _decode(data, all_ascii=True), _decode(padded, all_ascii=True)
+    assert small.equals(large.head(small.height)) and small.height == data.count(b"\n")
