@@ -11,6 +11,7 @@ zone in the file, the anchors also give the file's UTC offset (to the quarter ho
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -74,8 +75,15 @@ def read_tim(anchors: pl.DataFrame, has_waits: bool, zone: Zone, zone_known: boo
     )
     if not pairs.height:
         return TimClock("unanchored" if has_waits else "none")
-    gap = pairs.select((pl.col("adr_utc_us") - pl.col("tim")).abs().median()).item()
-    factor, warning = _unit(pairs)
+    tight = pl.col("tim").filter("tight")
+    stats = pairs.select(  # one query for what each step below needs (a file pays a query's fixed cost)
+        gap=(pl.col("adr_utc_us") - pl.col("tim")).abs().median(),
+        tight=pl.col("tight").sum(),
+        tight_span=tight.max() - tight.min(),
+        span=pl.col("tim").max() - pl.col("tim").min(),
+    ).row(0, named=True)
+    gap = stats["gap"]
+    factor, warning = _unit(pairs, stats)
     if gap is not None and gap < EPOCH_WINDOW_US and factor == 1.0:
         inferred = None if zone_known else _zone(pairs)
         return TimClock("epoch", 0.0, 1.0, pairs.height, inferred, warning)
@@ -83,17 +91,17 @@ def read_tim(anchors: pl.DataFrame, has_waits: bool, zone: Zone, zone_known: boo
     return TimClock("counter", float(offset), factor, pairs.height, None, warning)
 
 
-def _unit(pairs: pl.DataFrame) -> tuple[float, str | None]:
+def _unit(pairs: pl.DataFrame, stats: dict[str, Any]) -> tuple[float, str | None]:
     """1.024 when tim runs 1000/1024 slow against the ADR lines, with a warning; else 1.0.
 
     The slope comes from the tight anchors (the WAIT line right after its ADR line, so both were
-    written at the same moment) when there are enough of them, else from all anchors.
+    written at the same moment) when there are enough of them, else from all anchors. `stats`:
+    the count of tight anchors (`tight`), the tim span of those (`tight_span`) and of all (`span`).
     """
-    tight = pairs.filter("tight")
-    if tight.height >= 3 and tight.select(pl.col("tim").max() - pl.col("tim").min()).item() >= MIN_SPAN_US:
-        pairs = tight
-    span = pairs.select(pl.col("tim").max() - pl.col("tim").min()).item()
-    if pairs.height < 3 or span < MIN_SPAN_US:
+    count, span = pairs.height, stats["span"]
+    if stats["tight"] >= 3 and stats["tight_span"] >= MIN_SPAN_US:
+        pairs, count, span = pairs.filter("tight"), stats["tight"], stats["tight_span"]
+    if count < 3 or span < MIN_SPAN_US:
         return 1.0, None
     slope = _robust_slope(pairs)
     if abs(slope - BUG_FACTOR) < SLOPE_TOLERANCE:
