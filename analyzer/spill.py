@@ -3,8 +3,9 @@
 The tables stage leaves one piece of exchanges per chunk of input. Kept in memory, millions of
 writes cost hundreds of megabytes before matching starts; spilled (Arrow IPC, uncompressed:
 written and read back at memory speed), memory holds only the piece being built and the
-pieces one batch of the match stage reads back. Pieces are in the IPC stream format, which
-polars reads back faster than the file format, most of all the small pieces of small files.
+pieces one batch of the match stage reads back. A small piece (a small file's, `STREAM_ROWS`)
+is an IPC stream, which polars reads back in a fraction of the time of an IPC file; a bigger one
+is an IPC file, whose columns polars maps one by one (the match stage's first pass reads a few).
 
 The spill directory's life: `spill_directory()` first sweeps the directories that dead runs
 left behind (a run killed by SIGKILL or a power cut cannot clean up), then creates
@@ -35,6 +36,8 @@ from analyzer.errors import Interrupted, TempFileError
 
 #: columns a piece is indexed by: the match stage reads back only the pieces holding a key
 INDEX = ["thread", "seq"]
+#: a spilled piece of fewer rows is an IPC stream (`.arrows`), a bigger one an IPC file (`.arrow`)
+STREAM_ROWS = 10_000
 #: the spill directories of dgtrace runs: dgtrace-<owner pid>-<mkdtemp suffix>
 PREFIX = "dgtrace-"
 _NAME = re.compile(r"dgtrace-(\d+)-[A-Za-z0-9_]+")
@@ -58,7 +61,9 @@ class Piece:
         if self.frame is not None:
             return self.frame if columns is None else self.frame.select(columns)
         assert self.path is not None
-        return pl.read_ipc_stream(self.path, columns=columns)
+        if self.path.suffix == ".arrows":
+            return pl.read_ipc_stream(self.path, columns=columns)
+        return pl.read_ipc(self.path, columns=columns)
 
 
 class Spill:
@@ -84,9 +89,13 @@ class Spill:
         with self._lock:
             if self._failed is not None:
                 raise self._failed
-            path = self.directory / f"piece-{next(self._names)}.arrows"
+            stream = frame.height < STREAM_ROWS
+            path = self.directory / f"piece-{next(self._names)}.arrow{'s' if stream else ''}"
         try:
-            frame.write_ipc_stream(path, compression="uncompressed")
+            if stream:
+                frame.write_ipc_stream(path, compression="uncompressed")
+            else:
+                frame.write_ipc(path, compression="uncompressed")
         except OSError as exc:
             with self._lock:
                 self._failed = TempFileError(f"cannot write temporary file {path}: {_reason(exc)}; {_ADVICE}")

@@ -381,7 +381,7 @@ def _tree(root: Path) -> Iterator[str]:
 
 def spill_pieces(tmpdir: Path) -> Callable[[float], bool]:
     """A signal condition: a spill file exists in `tmpdir` (the run is well under way)."""
-    return lambda _: any(name.endswith(".arrows") for name in _tree(tmpdir))
+    return lambda _: any(name.endswith((".arrow", ".arrows")) for name in _tree(tmpdir))
 
 
 # --- the cases --------------------------------------------------------------------------------

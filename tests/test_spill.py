@@ -42,6 +42,19 @@ def test_spilled_pieces_are_arrow_streams_read_back_whole_or_by_column(tmp_path:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_big_piece_is_an_arrow_file_read_back_whole_or_by_column(tmp_path: Path) -> None:
+    rows = spill.STREAM_ROWS
+    big = pl.DataFrame({"thread": [1] * rows, "seq": [7] * rows, "msgid": range(rows)})
+    with spill.spill_directory(tmp_path) as pieces:
+        piece = pieces.put(big)
+        assert piece.path is not None and piece.path.name == "piece-0.arrow" and _keys(piece) == [(1, 7, rows)]
+        assert pl.read_ipc(piece.path).equals(big) and piece.load().equals(big)
+        assert piece.load(["msgid", "seq"]).equals(big.select("msgid", "seq"))
+        smaller = pieces.put(big.head(rows - 1))
+        assert smaller.path is not None and smaller.path.name == "piece-1.arrows"
+        assert smaller.load().equals(big.head(rows - 1))
+
+
 def test_the_spill_directory_names_its_owner_and_goes_even_when_the_run_fails(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="a stage failed"), spill.spill_directory(tmp_path) as pieces:
         assert pieces.directory is not None

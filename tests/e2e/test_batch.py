@@ -205,12 +205,12 @@ def test_spill_folders_of_a_killed_batch_are_swept_by_later_runs(share_master: P
     nss = sorted(share_master.rglob("*_nss*.trc"))[0]
 
     def spilling() -> bool:
-        return any(tmp.glob("dgtrace-*/piece-*.arrows"))
+        return any(tmp.glob("dgtrace-*/piece-*.arrow*"))
 
     for later in ("analyze", "batch"):
         kill_9_when(start_batch(share_master, out, tmp), spilling)
         left = sorted(tmp.iterdir())
-        assert left and any(folder.glob("piece-*.arrows") for folder in left)
+        assert left and any(folder.glob("piece-*.arrow*") for folder in left)
         for folder in left:
             assert re.fullmatch(r"dgtrace-\d+-\w+", folder.name) and (folder / "owner").is_file(), folder
         if later == "analyze":
