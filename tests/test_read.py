@@ -226,7 +226,7 @@ def test_reader_cuts_before_an_opening_message() -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from(["ab", " ", "\r", "\n", "\x1f", '"', ",", "\t", "x^", "\x7f"])).map("".join))
+@given(st.lists(st.sampled_from(["ab", " ", "\r", "\n", "\x1f", '"', ",", "\t", "x^", "\x7f", "\x00"])).map("".join))
 def test_small_ascii_blocks_split_in_python_give_the_csv_reader_s_lines(text: str) -> None:
     """A small all-ASCII block is split in Python; padded past SMALL_BLOCK, the same lines go
     through polars' reader (or its exact fallback): the same lines, CR before a line end dropped."""

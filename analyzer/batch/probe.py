@@ -170,9 +170,10 @@ def identify_all(probed: Sequence[tuple[Source, Ends]], zones: TimeZones) -> lis
     its lines, and a nightly share holds hundreds of files, so they pay it once, not once per file."""
     lines = [_lines(ends.head, ends.tail) for _, ends in probed]
     alert = [FileKind.of(source.name) is FileKind.ALERT_LOG for source, _ in probed]
+    frames = [frame for frame, _ in lines]
     # an alert log as the analysis reads it: its time lines are its stamps
     parsed = {
-        log: iter(parse.parse_files([frame for (frame, _), a in zip(lines, alert, strict=True) if a == log], alert=log))
+        log: iter(parse.parse_files([f for f, is_log in zip(frames, alert, strict=True) if is_log == log], alert=log))
         for log in (False, True)
     }
     return [
