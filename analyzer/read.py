@@ -293,10 +293,7 @@ def _decode(data: bytes, *, all_ascii: bool = False) -> pl.DataFrame:
     small one split in Python, `SMALL_BLOCK`).
     """
     if all_ascii and len(data) <= SMALL_BLOCK:
-        lines = data.decode("ascii").split("\n")[:-1]
-        if b"\r" in data:
-            lines = [line.removesuffix("\r") for line in lines]
-        return pl.DataFrame({"text": lines}, schema={"text": pl.String})
+        return _split_lines(data)
     if b"\x1f" not in data and not data.startswith(_LIKE_COMPRESSED):
         try:
             return pl.read_csv(
@@ -308,7 +305,14 @@ def _decode(data: bytes, *, all_ascii: bool = False) -> pl.DataFrame:
                 encoding="utf8" if all_ascii else "utf8-lossy",
                 empty_string_is_null=False,  # an empty line is "", without a fill_null pass
             )
-        except pl.exceptions.PolarsError:  # pragma: no cover - the slow path below is exact
+        except pl.exceptions.PolarsError:  # pragma: no cover - the exact split below
             pass
+    return _split_lines(data)
+
+
+def _split_lines(data: bytes) -> pl.DataFrame:
+    """The exact split, in Python: lines of a newline-terminated block (lossy UTF-8), each less a CR at its end."""
     lines = data.decode("utf-8", errors="replace").split("\n")[:-1]
-    return pl.DataFrame({"text": lines}, schema={"text": pl.String}).with_columns(pl.col("text").str.strip_suffix("\r"))
+    if b"\r" in data:
+        lines = [line.removesuffix("\r") for line in lines]
+    return pl.DataFrame({"text": lines}, schema={"text": pl.String})
