@@ -73,17 +73,21 @@ def _write_replacing(render: Callable[[TextIO], None], output: Path) -> None:
         why = f"{folder} is not a folder" if folder.exists() else f"the folder {folder} does not exist"
         raise OutputError(f"cannot write the report to {output}: {why}")
     part: Path | None = None
+    handle: int | None = None  # the new file's descriptor until a file object owns it
     try:
         with stop_deferred():  # a stop signal as the file is created: raised once its name is known
             handle, name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
             part = Path(name)
         with os.fdopen(handle, "w", encoding="utf-8") as out:
+            handle = None
             render(out)
         os.chmod(part, _mode(output))
         part.replace(output)
     except OSError as err:
         _output_failed(err, str(output))
     finally:
+        if handle is not None:
+            os.close(handle)
         if part is not None:
             part.unlink(missing_ok=True)
 

@@ -73,11 +73,14 @@ def test_sigterm_while_the_report_is_written_keeps_the_earlier_one(tmp_path: Pat
 def test_a_stop_signal_just_as_the_temporary_file_is_created_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The signal's handler runs as soon as the file exists, before its name is returned."""
+    """The signal's handler runs as soon as the file exists, before its name is returned; the file's
+    descriptor is closed too."""
     real = tempfile.mkstemp
+    handles = []
 
     def created_then_stopped(*args: Any, **kwargs: Any) -> tuple[int, str]:
         handle, name = real(*args, **kwargs)
+        handles.append(handle)
         os.kill(os.getpid(), signal.SIGTERM)
         return handle, name
 
@@ -90,3 +93,6 @@ def test_a_stop_signal_just_as_the_temporary_file_is_created_leaves_nothing(
     with stop_on_signals(), pytest.raises(Interrupted):
         write_report(render, target)
     assert target.read_text() == "earlier report" and sorted(tmp_path.iterdir()) == [target]
+    assert len(handles) == 1
+    with pytest.raises(OSError, match="Bad file descriptor"):  # closed, and nothing opened since took its number
+        os.fstat(handles[0])
