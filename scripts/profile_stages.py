@@ -49,11 +49,16 @@ from analyzer.zones import TimeZones
 STAGES: list[tuple[ModuleType, list[str]]] = [
     # not `api._sorted`: a wrapper holds its argument, the unsorted table, while the sorted one is built
     (ingest, ["read_file", "read_small", "reduce_file"]),  # reduce_file: inside the two before it
+    (api, ["read_files"]),  # the whole reading stage: the calls above, on both threads
     (api, ["match_sides", "finish", "estimate_offsets", "one_way", "tie_warnings"]),
     (api, ["analyze_files"]),
     (machine, ["summary", "write_json_array"]),
     (insights, ["per_minute"]),
 ]
+
+
+#: stages whose calls run on the reading threads at the same time (their CPU seconds would count twice)
+ON_THREADS = {"read_file", "read_small", "reduce_file"}
 
 
 def rss_mb() -> float:
@@ -69,6 +74,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}  # the process's CPU seconds (every thread) while the stage ran
         self.peak: dict[str, float] = {}
         self.current = "start"
         threading.Thread(target=self._sample, daemon=True).start()
@@ -83,11 +89,12 @@ class Recorder:
         inner: Callable[..., Any] = getattr(module, name)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            self.current, start = name, time.perf_counter()
+            self.current, start, cpu = name, time.perf_counter(), time.process_time()
             try:
                 return inner(*args, **kwargs)
             finally:
                 self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+                self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - cpu
 
         setattr(module, name, timed)
 
@@ -212,21 +219,26 @@ def main() -> None:
     for module, names in STAGES:
         for name in names:
             recorder.wrap(module, name)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with QueryCount() as counter:
         analysis = api.analyze([str(args.corpus)], api.Options())
-    analyzed = time.perf_counter() - start
+    analyzed, analyzed_cpu = time.perf_counter() - start, time.process_time() - cpu
     with Path("/dev/null").open("w", encoding="utf-8") as out:
         machine.render_json(analysis, out, args.top)
-    total = time.perf_counter() - start
-    print(f"{'stage':22s} {'seconds':>8s} {'peak RSS MB':>12s}")  # peak: while the stage was the latest to start
+    total, total_cpu = time.perf_counter() - start, time.process_time() - cpu
+    # peak: while the stage was the latest to start; CPU: of every thread, so only for a stage whose calls
+    # do not overlap (not those run on the reading threads); cores: CPU seconds per second
+    print(f"{'stage':22s} {'seconds':>8s} {'CPU s':>7s} {'cores':>6s} {'peak RSS MB':>12s}")
     for _, names in STAGES:
         for name in names:
             if name in recorder.seconds:
                 peak = recorder.peak.get(name)  # none when the stage ended before a sample
-                print(f"{name:22s} {recorder.seconds[name]:8.2f} {'-' if peak is None else f'{peak:.0f}':>12s}")
-    print(f"{'analyze (wall)':22s} {analyzed:8.2f}")
-    print(f"{'analyze + render_json':22s} {total:8.2f} {max(recorder.peak.values()):12.0f}")
+                seconds = recorder.seconds[name]
+                used = "-" if name in ON_THREADS else f"{recorder.cpu[name]:7.2f} {recorder.cpu[name] / seconds:6.2f}"
+                print(f"{name:22s} {seconds:8.2f} {used:>14s} {'-' if peak is None else f'{peak:.0f}':>12s}")
+    print(f"{'analyze (wall)':22s} {analyzed:8.2f} {analyzed_cpu:7.2f} {analyzed_cpu / analyzed:6.2f}")
+    peak = max(recorder.peak.values())
+    print(f"{'analyze + render_json':22s} {total:8.2f} {total_cpu:7.2f} {total_cpu / total:6.2f} {peak:12.0f}")
     files, queries = len(analysis.files), counter.queries
     print(f"polars queries of analyze: {queries:,} for {files:,} files ({queries / max(files, 1):.0f} a file)")
 
