@@ -14,7 +14,7 @@ from typing import Final
 
 import polars as pl
 
-from analyzer.schemas import collect_rows
+from analyzer.schemas import EXCHANGES, collect_rows
 from analyzer.vocab import CLIENT_KINDS, OPENING, OPENING_KINDS
 
 #: the engine of the lazy queries of the reading stage: the one eager operations run on ("auto" may
@@ -204,9 +204,20 @@ def no_sums(rows: int) -> pl.DataFrame:
     return pl.DataFrame(schema=dict.fromkeys(SUM_COLUMNS, pl.Int64)).clear(rows)
 
 
-def wait_columns(exchanges: pl.DataFrame, factor: float, offset_us: float | None) -> pl.DataFrame:
+def converted(
+    exchanges: pl.DataFrame, narrow: list[str] | None, factor: float | pl.Expr, offset_us: float | pl.Expr | None
+) -> pl.DataFrame:
+    """Exchanges with `a_at` (`b_at`) and `file` as rows of schema EXCHANGES, their waits' columns
+    converted by the tim clock (`wait_columns`); `narrow`: only those columns, nothing converted."""
+    if narrow is not None:
+        return exchanges.select(narrow).cast({c: EXCHANGES[c] for c in narrow})
+    return wait_columns(exchanges, factor, offset_us).select(EXCHANGES.names()).cast(EXCHANGES)
+
+
+def wait_columns(exchanges: pl.DataFrame, factor: float | pl.Expr, offset_us: float | pl.Expr | None) -> pl.DataFrame:
     """Turn `wait_sums` columns into rfs_io_ms and UTC first_start / last_end (utc = tim * factor
-    + offset; no offset: the tim clock is not anchored and the times stay null)."""
+    + offset; no offset: the tim clock is not anchored and the times stay null). The clock may be
+    columns, one value per row (null offset: not anchored)."""
 
     def utc(tim: str) -> pl.Expr:
         if offset_us is None:

@@ -25,7 +25,7 @@ from datetime import datetime
 import polars as pl
 
 from analyzer.identify import FileInfo, identify_file
-from analyzer.pairing import LAZY_ENGINE, no_sums, pair_events, span_sums, wait_columns, wait_sums
+from analyzer.pairing import LAZY_ENGINE, converted, no_sums, pair_events, span_sums, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
 from analyzer.processes import Streams
 from analyzer.schemas import (
@@ -62,6 +62,8 @@ HEAD_WAITS = 10_000
 CARRY_WAITS = 100_000
 #: the exchange columns that find match candidates (`Exchanges.load(narrow=True)`)
 NARROW = ["file", "stream", "thread", "seq", "msgid", "oper", "client", "a_at"]
+#: the columns of a piece NARROW is made of
+RAW_NARROW = ["stream", "thread", "seq", "msgid", "oper", "client", "a_local", "a_zkey"]
 
 
 @dataclass(frozen=True)
@@ -83,29 +85,24 @@ class Exchanges:
         """How many exchanges."""
         return sum(piece.rows for piece in self.pieces)
 
+    def raw(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
+        """One piece's rows as the chunks left them (see `load`), unconverted."""
+        raw = piece.load(RAW_NARROW if narrow and not self.finished else None)
+        if keys is not None and not _within(piece.keys, keys):
+            raw = raw.join(keys, on=INDEX, how="semi", nulls_equal=True)
+        return raw
+
     def load(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
         """One piece as EXCHANGES rows, only those of the (thread, seq) in `keys` when given;
         `narrow`: only the columns that find candidates (NARROW), the rest left unconverted."""
-        if narrow and not self.finished:  # what NARROW is made of, as the chunks left it
-            raw = piece.load(["stream", "thread", "seq", "msgid", "oper", "client", "a_local", "a_zkey"])
-        else:
-            raw = piece.load()
-        if keys is not None and not _within(piece.keys, keys):
-            raw = raw.join(keys, on=INDEX, how="semi", nulls_equal=True)
+        raw = self.raw(piece, keys, narrow=narrow)
         if self.finished:
             return raw.select(NARROW) if narrow else raw
         if not raw.height:
             return empty(EXCHANGES).select(NARROW) if narrow else empty(EXCHANGES)
-        times = (
-            {"a_at": ("a_local", "a_zkey")}
-            if narrow
-            else {"a_at": ("a_local", "a_zkey"), "b_at": ("b_local", "b_zkey")}
-        )
+        times = {"a_at": ("a_local", "a_zkey")} | ({} if narrow else {"b_at": ("b_local", "b_zkey")})
         out = utc_columns(raw, times, self.zones, self.fallback_min).with_columns(file=pl.lit(self.label, CAT))
-        if narrow:
-            return out.select(NARROW).cast({c: EXCHANGES[c] for c in NARROW})
-        out = wait_columns(out, self.tim.factor, self.tim.offset_us)
-        return out.select(EXCHANGES.names()).cast(EXCHANGES)
+        return converted(out, NARROW if narrow else None, self.tim.factor, self.tim.offset_us)
 
     def collect(self) -> pl.DataFrame:
         """All the exchanges (schema EXCHANGES)."""

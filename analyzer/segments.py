@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer.pairing import pair_events, unpaired_reason, wait_columns, wait_sums
+from analyzer.pairing import converted, pair_events, unpaired_reason, wait_columns, wait_sums
 from analyzer.reduce import NARROW, Exchanges
 from analyzer.results import FileResult
-from analyzer.schemas import EXCHANGES, LGWR_LINES, PIECE_KEYS, UNMATCHED, empty
-from analyzer.spill import IN_MEMORY, INDEX
+from analyzer.schemas import CAT, EXCHANGES, LGWR_LINES, PIECE_KEYS, UNMATCHED, empty
+from analyzer.spill import IN_MEMORY, INDEX, STREAM_ROWS
 from analyzer.vocab import Role
 
 #: a file's place in its process: (process number, rank of the file among that process's segments)
@@ -47,6 +47,23 @@ def _in_stream(frame: pl.DataFrame, segment: Segment) -> pl.DataFrame:
     return rekeyed.with_columns(ord=pl.col("ord") + rank * _SEGMENT_SPAN) if "ord" in frame.columns else rekeyed
 
 
+#: how a file's rows convert: UTC offset in minutes, tim factor and tim offset (None: not anchored)
+Constants = tuple[int, float, float | None]
+
+
+def _constants(store: Exchanges) -> Constants | None:
+    """(UTC offset in minutes, tim factor, tim offset) when every row of a file's pieces converts with
+    these constants (one offset: at most one among its ISO ADR lines, else a fixed one for its host),
+    else None (an IANA zone, or offsets that change within the file: `Exchanges.load` then)."""
+    if store.finished:
+        return None
+    offsets = store.zones["utc_offset_min"].unique()
+    if len(offsets) > 1 or (not len(offsets) and not isinstance(store.fallback_min, int)):
+        return None
+    minutes = int(offsets[0]) if len(offsets) else store.fallback_min
+    return int(minutes), store.tim.factor, store.tim.offset_us
+
+
 @dataclass(frozen=True)
 class Side:
     """The exchanges of one side: each file's store with its stream offset (segments of one
@@ -70,14 +87,45 @@ class Side:
         """This side's exchanges of the (thread, seq) in `keys`, from the pieces that hold them
         (`narrow`: only the columns that find candidates)."""
         wanted = index.join(keys, on=INDEX, how="semi", nulls_equal=True).select("store", "piece").unique()
+        pieces = [(*self.stores[i], j) for i, j in wanted.sort("store", "piece").iter_rows()]
+        constants = [_constants(store) if store.pieces[j].rows < STREAM_ROWS else None for store, _, j in pieces]
+        if len(pieces) > 1 and all(constants):
+            return self._together(pieces, constants, keys, narrow)
         frames: list[pl.DataFrame] = []
-        for i, j in wanted.sort("store", "piece").iter_rows():
-            store, offset = self.stores[i]
+        for store, offset, j in pieces:
             rows = store.load(store.pieces[j], keys, narrow=narrow).filter(pl.col("client") == self.client)
             frames.append(rows.with_columns(stream=pl.col("stream") + offset))
         if frames:
             return pl.concat(frames)
         return empty(EXCHANGES).select(NARROW) if narrow else empty(EXCHANGES)
+
+    def _together(
+        self,
+        pieces: list[tuple[Exchanges, int, int]],
+        constants: list[Constants | None],
+        keys: pl.DataFrame,
+        narrow: bool,
+    ) -> pl.DataFrame:
+        """`load` of small pieces (a small file's, under STREAM_ROWS rows) whose files convert with
+        constants (`_constants`): a few queries for all of them instead of several per piece, each
+        row taking its file's constants as columns."""
+        raws = [store.raw(store.pieces[j], keys, narrow=narrow) for store, _, j in pieces]
+        values = [
+            (store.label, offset, *(found or ()), raw.height)
+            for (store, offset, _), found, raw in zip(pieces, constants, raws, strict=True)
+        ]
+        names = ["_file", "_stream", "_minutes", "_factor", "_offset_us", "_rows"]
+        types = [pl.String, pl.Int64, pl.Int64, pl.Float64, pl.Float64, pl.Int64]
+        per_file = pl.DataFrame(values, schema=dict(zip(names, types, strict=True)), orient="row")
+        per_row = per_file.select(pl.exclude("_rows").repeat_by("_rows").explode())
+        rows = pl.concat(raws, how="vertical_relaxed").hstack(per_row).filter(pl.col("client") == self.client)
+
+        def utc(local: str) -> pl.Expr:
+            return (pl.col(local) - pl.duration(minutes=pl.col("_minutes"))).dt.replace_time_zone("UTC")
+
+        times = {"a_at": utc("a_local")} | ({} if narrow else {"b_at": utc("b_local")})
+        out = rows.with_columns(**times, file=pl.col("_file").cast(CAT), stream=pl.col("stream") + pl.col("_stream"))
+        return converted(out, NARROW if narrow else None, pl.col("_factor"), pl.col("_offset_us"))
 
 
 def side(files: list[FileResult], role: Role, segments: dict[str, Segment]) -> Side:

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
+from typing import Any
 
+import polars as pl
 import pytest
 
+from analyzer import segments
 from analyzer.api import Options, analyze
+from analyzer.ingest import read_files
+from analyzer.segments import Side, join_segments, side
+from analyzer.simulate.options import SimOptions
+from analyzer.simulate.runner import simulate
+from analyzer.sources import discover
+from analyzer.spill import INDEX
+from analyzer.vocab import Role
 from analyzer.zones import TimeZones
 from tests.conftest import PAPER
 
@@ -34,3 +45,48 @@ def test_a_write_spanning_two_rfs_segments_keeps_its_waits(tmp_path: Path) -> No
     assert row["rfs_io_waits"][0] == 2 and row["rfs_io_ms"][0] == pytest.approx(162.679)
     assert split.writes.filter("matched").height == whole.writes.filter("matched").height == 66
     assert split.unmatched.height == 0
+
+
+@pytest.mark.parametrize(
+    ("version", "zones", "together"),
+    [
+        ("19c", TimeZones(), True),  # ISO ADR lines: each file's own offset
+        ("12.1", TimeZones(per_host={"stby01": -300}), True),  # no ISO lines: fixed offsets per host, tim anchored
+        ("12.1", TimeZones(default_min="America/New_York"), False),  # an IANA zone: each piece on its own
+    ],
+)
+def test_small_pieces_load_together_as_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str, zones: TimeZones, together: bool
+) -> None:
+    """Traces cut into many small segments (a small piece each): a side's pieces that convert with
+    their file's constants are loaded in a few queries for all of them, giving what loading them one
+    by one gives, to the last row and column (the waits' UTC times too), narrow or whole."""
+    options = SimOptions(
+        writes=400, format_version=version, segment_bytes=12_000, primary_tz="+02:00", standby_tz="-05:00", seed=5
+    )
+    simulate(tmp_path, options)
+    files = read_files(discover([str(tmp_path)])[0], zones)
+    assert len(files) > 20
+    calls = []
+    real = Side._together
+
+    def counted(self: Side, *args: Any) -> pl.DataFrame:
+        calls.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(Side, "_together", counted)
+    found = {}
+    for small in (True, False):
+        if not small:  # no piece is small: each is loaded on its own
+            monkeypatch.setattr(segments, "STREAM_ROWS", 0)
+        for role, narrow in itertools.product(Role, (False, True)):
+            if role in (Role.PRIMARY, Role.STANDBY):
+                one = side(files, role, join_segments(files))
+                index = one.index()
+                found[small, role, narrow] = one.load(index, index.select(INDEX).unique(), narrow=narrow)
+        assert bool(calls) is (together and small)
+        calls.clear()
+    for (small, role, narrow), rows in found.items():
+        if small:
+            assert rows.height > 700 and rows.equals(found[False, role, narrow]), (role, narrow)
+    assert found[True, Role.STANDBY, False]["last_end"].null_count() < 100  # the waits' times are there
