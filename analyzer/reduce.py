@@ -47,6 +47,7 @@ from analyzer.schemas import (
     empty,
 )
 from analyzer.spill import IN_MEMORY, INDEX, Piece, Spill
+from analyzer.stamping import associated
 from analyzer.tim import TimClock, anchor_rows, read_tim
 from analyzer.units import format_offset
 from analyzer.vocab import BACKWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
@@ -141,69 +142,6 @@ class ReducedFile:
     alert: pl.DataFrame = field(default_factory=lambda: empty(ALERT).with_columns(at=pl.lit(None, UTC)))
 
 
-def associate(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.DataFrame:
-    """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none."""
-    return _associated(messages, krs).collect(engine=LAZY_ENGINE)
-
-
-def _associated(messages: pl.DataFrame, krs: pl.DataFrame) -> pl.LazyFrame:
-    """`associate` as a lazy query (the reduce stage goes on with it before collecting).
-
-    Both tables come in line order from the parse stage: one asof join of the line numbers gives each
-    message the first stamp after it, and the stamp before that one is the last stamp before it; the
-    message takes one or the other by its kind, in one pass over the messages, without a join per
-    direction and the concatenation and sort of both.
-    """
-    msgs = messages if messages["line"].is_sorted() else messages.sort("line")
-    line, stamp = pl.col("line"), pl.col("stamp_line")
-    # every kind takes the stamp after it but `Client received`; a message of no kind asks for none
-    kind = pl.col("kind")
-    backward = kind == str(MessageKind.CLIENT_RECV)
-    forward = ~backward
-    query = msgs.lazy().with_columns(_prev=line.shift(1), _next=line.shift(-1))  # the neighbours of any kind
-    if msgs["kind"].null_count():  # filtered once the neighbours are known (eager: no filter pushed before)
-        query = query.collect(engine=LAZY_ENGINE).filter(kind.is_not_null()).lazy()
-    stamps = krs if krs["line"].is_sorted() else krs.sort("line")
-    count = stamps.height
-    # the first stamp after each message (an asof join of the line numbers: a merge of two sorted
-    # columns), with the stamp before it, the last stamp before the message (lines differ); with no
-    # stamp after it, the last stamp before the message is the chunk's last stamp
-    taken = ("line", "local", "digits")
-    numbered = stamps.lazy().select(
-        _line="line", **{f"_a_{c}": c for c in taken}, **{f"_b_{c}": pl.col(c).shift(1) for c in taken}
-    )
-    query = query.join_asof(numbered, left_on="line", right_on="_line", strategy="forward", check_sortedness=False)
-    last = stamps.row(count - 1, named=True) if count else dict.fromkeys(taken)
-
-    def of_stamp(column: str) -> pl.Expr:
-        before = pl.when(pl.col("_line").is_null()).then(pl.lit(last[column], stamps.schema[column]))
-        return pl.when(forward).then(pl.col(f"_a_{column}")).otherwise(before.otherwise(pl.col(f"_b_{column}")))
-
-    query = query.with_columns(stamp_line=of_stamp("line"), local=of_stamp("local"), digits=of_stamp("digits"))
-    far = (
-        pl.when(forward)
-        .then(pl.col("_next").is_not_null() & (stamp > pl.col("_next")))
-        .otherwise(pl.col("_prev").is_not_null() & (stamp < pl.col("_prev")))
-    )
-    missing = stamp.is_null() | far
-    query = query.with_columns(
-        problem=pl.when(missing & forward)
-        .then(pl.lit("no transport stamp after this message"))
-        .when(missing)
-        .then(pl.lit("no transport stamp before this message"))
-    )
-    query = query.with_columns(
-        [pl.when(pl.col("problem").is_null()).then(pl.col(c)) for c in ("stamp_line", "local", "digits")]
-    )
-    # only neighbours can take the same stamp: a message before it and the next one after it
-    claimed = (stamp == stamp.shift(1)).fill_null(False) | (stamp == stamp.shift(-1)).fill_null(False)
-    return query.with_columns(
-        problem=pl.when(claimed)
-        .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
-        .otherwise(pl.col("problem"))
-    ).drop("_prev", "_next", "_line", *(f"_{side}_{c}" for side in "ab" for c in taken))
-
-
 def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
     """Every (thread, seq) a piece holds is among `keys` (then no row needs to be filtered out)."""
     return held.join(keys, on=INDEX, how="anti", nulls_equal=True).height == 0
@@ -287,7 +225,7 @@ class FileReducer:
         """The chunk's messages with their stamps; those with a stamp problem are set aside."""
         if not messages.height:
             return empty(STAMPED)
-        query = _associated(messages, krs).select(
+        query = associated(messages, krs).select(
             "line",
             ord="line",
             stream=stream,

@@ -8,8 +8,9 @@ import polars as pl
 
 from analyzer.api import Analysis, FileResult, Options, analyze_files, read_file
 from analyzer.parse import parse_chunk
-from analyzer.reduce import associate, reduce_parsed
+from analyzer.reduce import reduce_parsed
 from analyzer.sources import Source
+from analyzer.stamping import associate
 from analyzer.zones import TimeZones
 from tests.conftest import lines_frame
 

@@ -6,19 +6,13 @@ import functools
 from datetime import UTC, datetime
 from pathlib import Path
 
-import polars as pl
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from analyzer import ingest, read
 from analyzer.api import Options, analyze
-from analyzer.parse import parse_chunk
-from analyzer.reduce import associate
-from analyzer.schemas import KRS, MESSAGES
+from analyzer.schemas import KRS
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from analyzer.vocab import MessageKind
 from analyzer.zones import TimeZones
 from tests.builders import (
     ack,
@@ -32,7 +26,6 @@ from tests.builders import (
     standby_lines,
     wait,
 )
-from tests.conftest import lines_frame
 
 
 def test_paper_rule_send_takes_next_stamp_ack_takes_previous() -> None:
@@ -70,11 +63,6 @@ def test_messages_of_a_chunk_without_stamps_keep_the_stamp_columns_types() -> No
     assert found.schema["local"] == KRS["local"] and found.schema["digits"] == KRS["digits"]
     t = reduced([send(1)])
     assert t.unmatched["reason"].to_list() == ["no transport stamp after this message"]
-
-
-def test_associate_on_empty_tables() -> None:
-    parsed, _ = parse_chunk(lines_frame(""), in_header=False)
-    assert associate(parsed.tables["messages"], parsed.tables["krs"]).height == 0
 
 
 def test_iso_adr_lines_give_the_offset_and_follow_a_dst_change() -> None:
@@ -161,58 +149,3 @@ def test_small_chunks_give_the_same_writes(
     chunked = analyze([str(tmp_path / "set")], options)
     same_writes(whole, chunked)
     assert chunked.writes.filter("matched").height == 600
-
-
-def _stamp_rule(kinds: list[MessageKind | None]) -> list[tuple[int | None, str | None]]:
-    """(stamp line, problem) of each message of a run of lines (None: a stamp line), by the rule in words."""
-    at = [n for n, kind in enumerate(kinds, 1) if kind is not None]
-    stamps = [n for n, kind in enumerate(kinds, 1) if kind is None]
-    out: list[tuple[int | None, str | None]] = []
-    for i, line in enumerate(at):
-        kind = kinds[line - 1]
-        assert kind is not None
-        if kind.stamp_after:
-            limit = at[i + 1] if i + 1 < len(at) else None
-            stamp = min((s for s in stamps if s > line), default=None)
-            if stamp is None or (limit is not None and stamp > limit):
-                out.append((None, "no transport stamp after this message"))
-                continue
-        else:
-            limit = at[i - 1] if i else None
-            stamp = max((s for s in stamps if s < line), default=None)
-            if stamp is None or (limit is not None and stamp < limit):
-                out.append((None, "no transport stamp before this message"))
-                continue
-        out.append((stamp, None))
-    claimed = [
-        stamp is not None and any(0 <= j < len(out) and out[j][0] == stamp for j in (i - 1, i + 1))
-        for i, (stamp, _) in enumerate(out)
-    ]
-    return [
-        (stamp, f"stamp at line {stamp} claimed by two messages" if twice else problem)
-        for (stamp, problem), twice in zip(out, claimed, strict=True)
-    ]
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from([None, *MessageKind]), max_size=30))
-def test_associate_follows_the_rule_on_any_run_of_messages_and_stamps(kinds: list[MessageKind | None]) -> None:
-    messages = pl.DataFrame(
-        [
-            {"line": n, "kind": str(kind), "oper": "Write", "thread": 1, "seq": 1, "msgid": n}
-            for n, kind in enumerate(kinds, 1)
-            if kind is not None
-        ],
-        schema=MESSAGES,
-    )
-    stamps = pl.DataFrame(
-        [
-            {"line": n, "local": datetime(2024, 1, 1, 0, 0, n), "digits": 6, "src_file": "krsr.c", "src_line": 1}
-            for n, kind in enumerate(kinds, 1)
-            if kind is None
-        ],
-        schema=KRS,
-    )
-    found = associate(messages, stamps)
-    assert list(zip(found["stamp_line"], found["problem"], strict=True)) == _stamp_rule(kinds)
-    assert found["line"].to_list() == messages["line"].to_list()
