@@ -3,9 +3,9 @@
 A file is read chunk by chunk (`analyzer.read`), each chunk parsed (`analyzer.parse`) and reduced
 (`analyzer.reduce`) before the next is read, so memory follows the chunk size. A chunk costs a few
 hundred polars queries however few lines it has: an upload of thousands of small traces would pay
-them thousands of times. So the files that fit in one chunk are read one after the other and parsed
-together (`parse.parse_files`), a batch at a time, then reduced one by one: each file's result is
-what reading it alone gives.
+them thousands of times. So the files that fit in one chunk are read one after the other, parsed
+together (`parse.parse_files`) and reduced together (`analyzer.reduce_many`), a batch at a time:
+each file's result is what reading it alone gives.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from analyzer import parse
 from analyzer.errors import AnalyzerError
 from analyzer.identify import HEAD_LINES, file_identity, session_values, with_content
 from analyzer.read import CHUNK_BYTES, CHUNK_LINES, ReadStats, read_lines
-from analyzer.reduce import reduce_file
+from analyzer.reduce import ReducedFile, reduce_file
+from analyzer.reduce_many import reduce_files
 from analyzer.results import FileResult, ProgressHook
 from analyzer.sources import Source
 from analyzer.spill import IN_MEMORY, Spill
@@ -75,8 +76,11 @@ class _Reading:
 
     def result(self, parts: Iterator[parse.Parsed], zones: TimeZones, spill: Spill) -> FileResult:
         """The file reduced from its parsed chunks."""
+        return self.finished(*reduce_file(self.source.label, self.source.name, parts, zones, spill))
+
+    def finished(self, reduced: ReducedFile, parsed: parse.Parsed) -> FileResult:
+        """The file's result from its reduction and the parse tables it keeps."""
         label, name = self.source.label, self.source.name
-        reduced, parsed = reduce_file(label, name, parts, zones, spill)
         identity = file_identity(label, name, parsed.tables["header"], self.session)
         return FileResult(
             self.source,
@@ -108,8 +112,11 @@ def read_small(sources: Sequence[Source], zones: TimeZones, spill: Spill = IN_ME
     def flush() -> None:
         nonlocal size, lines
         parts = parse.parse_files([chunk for _, _, chunk in waiting])
-        for (at, reading, _), part in zip(waiting, parts, strict=True):
-            results[at] = reading.result(iter([reading.placed(part)]), zones, spill)
+        files = [
+            (r.source.label, r.source.name, r.placed(part)) for (_, r, _), part in zip(waiting, parts, strict=True)
+        ]
+        for (at, reading, _), done in zip(waiting, reduce_files(files, zones, spill), strict=True):
+            results[at] = reading.finished(*done)
         waiting.clear()
         size = lines = 0
 

@@ -60,6 +60,11 @@ class Streams:
         return pl.lit(streams).gather(pl.lit(lines).search_sorted(pl.col("line"), side="left"))
 
     @property
+    def single(self) -> bool:
+        """Every line is stream 1 (one process, not restarted in the file)."""
+        return all(stream == 1 for _, stream in self.breaks)
+
+    @property
     def processes(self) -> tuple[int, ...]:
         """The pids of a trcsess file's processes, in order of appearance (empty for one process's trace)."""
         return tuple(self.pids)

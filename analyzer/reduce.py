@@ -25,7 +25,7 @@ from datetime import datetime
 import polars as pl
 
 from analyzer.identify import FileInfo, identify_file
-from analyzer.pairing import LAZY_ENGINE, converted, no_sums, pair_events, span_sums, wait_sums
+from analyzer.pairing import LAZY_ENGINE, Paired, converted, no_sums, pair_events, span_sums, wait_sums
 from analyzer.parse import TABLES, Parsed, empty_parsed
 from analyzer.processes import Streams
 from analyzer.schemas import (
@@ -142,6 +142,29 @@ class ReducedFile:
     alert: pl.DataFrame = field(default_factory=lambda: empty(ALERT).with_columns(at=pl.lit(None, UTC)))
 
 
+def stamped_events(
+    messages: pl.DataFrame, krs: pl.DataFrame, stream: pl.Expr, by: str | None = None, moved: str | None = None
+) -> pl.DataFrame:
+    """Messages with their stamps as events (schema STAMPED, `problem` saying why one has none);
+    `by`, `moved`: files stamped together (`stamping.associated`), `by` kept after STAMPED's columns."""
+    query = associated(messages, krs, by, moved).select(
+        "line",
+        ord="line",
+        stream=stream,
+        kind="kind",
+        oper="oper",
+        thread="thread",
+        seq="seq",
+        msgid="msgid",
+        zkey=pl.col("stamp_line").fill_null(pl.col("line")),
+        local="local",
+        res_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
+        problem="problem",
+        **({} if by is None else {by: pl.col(by)}),
+    )
+    return query.cast(STAMPED).collect(engine=LAZY_ENGINE)
+
+
 def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
     """Every (thread, seq) a piece holds is among `keys` (then no row needs to be filtered out)."""
     return held.join(keys, on=INDEX, how="anti", nulls_equal=True).height == 0
@@ -181,6 +204,11 @@ class FileReducer:
 
         `last`: no chunk follows, so nothing is held back for one (a small file is reduced in one pass).
         """
+        self.reduce_chunk(*self.take(part, last=last), self.streams.expr())
+
+    def take(self, part: Parsed, *, last: bool = False) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """Keep a chunk's small tables and what it tells of the file (stream breaks, span, tim
+        anchors, counts); return its (messages, stamps, waits) to stamp, pair and sum now."""
         t = part.tables
         self.parsed.parsed.update(part.parsed)
         self.parsed.ignored.update(part.ignored)
@@ -200,46 +228,40 @@ class FileReducer:
             self.held, self.held_krs = self.held.clear(), self.held_krs.clear()
         else:
             messages, krs, self.held, self.held_krs = _hold_back(messages, krs)
-        waits = pl.concat([self.carry_waits, _stream_waits(t["waits"], stream)])
-        self._reduce(messages, krs, waits, stream)
+        return messages, krs, pl.concat([self.carry_waits, _stream_waits(t["waits"], stream)])
 
-    def _reduce(self, messages: pl.DataFrame, krs: pl.DataFrame, waits: pl.DataFrame, stream: pl.Expr) -> None:
+    def reduce_chunk(self, messages: pl.DataFrame, krs: pl.DataFrame, waits: pl.DataFrame, stream: pl.Expr) -> None:
         """Stamp, pair and sum the messages settled so far (what `_hold_back` left)."""
-        events = self._events(messages, krs, stream)
+        events = self.note(stamped_events(messages, krs, stream) if messages.height else empty(STAMPED))
+        if self.opening(waits, events):
+            paired = pair_events(pl.concat([self.carry, events.filter(pl.col("problem").is_null())]), PAYLOAD)
+            self.settle(waits, events, paired, with_sums(paired.exchanges, waits))
+
+    def opening(self, waits: pl.DataFrame, events: pl.DataFrame) -> bool:
+        """Keep the waits before the file's first message; whether there is anything to pair (else
+        the waits to carry are kept, for a foreground trace or a quiet chunk)."""
         if self.head_waits is None or not self.messages:
             self._head(waits, events)
-        if not events.height and not self.carry.height:  # nothing to pair (a foreground trace, a quiet chunk)
+        if not events.height and not self.carry.height:
             self.carry_waits = self._tail(waits, events)
-            return
+            return False
+        return True
+
+    def settle(self, waits: pl.DataFrame, events: pl.DataFrame, paired: Paired, joined: pl.DataFrame) -> None:
+        """Keep what pairing the events gave: the exchanges with their wait sums (`joined`, spilled),
+        the messages that cannot pair, and those still waiting for a partner; the waits to carry."""
         self.messages += events.height
-        paired = pair_events(pl.concat([self.carry, events.filter(pl.col("problem").is_null())]), PAYLOAD)
         self.unpairable.append(paired.unpairable)
         opens = pl.col("kind").is_in(OPENING_KINDS)
         self.carry = paired.pending.filter(opens)
         self.closes.append(paired.pending.filter(~opens))
-        joined = _with_sums(paired.exchanges, waits)
         self.exchanges.append(self.spill.put(joined.drop("a_ord", "b_ord")))
         self.carry_waits = self._tail(waits, events)
 
-    def _events(self, messages: pl.DataFrame, krs: pl.DataFrame, stream: pl.Expr) -> pl.DataFrame:
-        """The chunk's messages with their stamps; those with a stamp problem are set aside."""
-        if not messages.height:
-            return empty(STAMPED)
-        query = associated(messages, krs).select(
-            "line",
-            ord="line",
-            stream=stream,
-            kind="kind",
-            oper="oper",
-            thread="thread",
-            seq="seq",
-            msgid="msgid",
-            zkey=pl.col("stamp_line").fill_null(pl.col("line")),
-            local="local",
-            res_us=pl.lit(10, pl.Int64).pow(6 - pl.col("digits").cast(pl.Int64)),
-            problem="problem",
-        )
-        events = query.cast(STAMPED).collect(engine=LAZY_ENGINE)
+    def note(self, events: pl.DataFrame) -> pl.DataFrame:
+        """Note the kinds and threads of a chunk's stamped messages and set aside those without a stamp."""
+        if not events.height:
+            return events
         # the distinct kinds of the categorical column, then their names: not a name per message
         self.kinds.update(events["kind"].unique().cast(pl.String).to_list())
         self.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))
@@ -281,7 +303,7 @@ class FileReducer:
         if self.held.height or self.held_krs.height:
             held, held_krs = self.held, self.held_krs
             self.held, self.held_krs = held.clear(), held_krs.clear()
-            self._reduce(held, held_krs, self.carry_waits, self.streams.expr())
+            self.reduce_chunk(held, held_krs, self.carry_waits, self.streams.expr())
         blank = empty_parsed().tables
         kept = {n: pl.concat(frames) if frames else blank[n] for n, frames in self.kept.items()}
         kinds = pl.DataFrame({"kind": sorted(self.kinds)}, schema={"kind": pl.String})
@@ -384,7 +406,7 @@ def _hold_back(messages: pl.DataFrame, krs: pl.DataFrame) -> tuple[pl.DataFrame,
     return messages.head(messages.height - 1), krs.filter(pl.col("line") < last["line"]), messages.tail(1), held_krs
 
 
-def _with_sums(exchanges: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
+def with_sums(exchanges: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
     """The exchanges with the RFS wait sums of the server ones (`wait_sums`; null for a client exchange).
 
     A chunk holds one side's exchanges: all server (an RFS trace) or all client (a sender's): then

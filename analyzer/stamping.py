@@ -18,12 +18,16 @@ from analyzer.vocab import MessageKind
 TAKEN = ("line", "local", "digits")
 
 
-def associate(messages: pl.DataFrame, krs: pl.DataFrame, by: str | None = None) -> pl.DataFrame:
+def associate(
+    messages: pl.DataFrame, krs: pl.DataFrame, by: str | None = None, moved: str | None = None
+) -> pl.DataFrame:
     """Give each message its transport stamp (stamp_line, local, digits), or a `problem` saying why it has none."""
-    return associated(messages, krs, by).collect(engine=LAZY_ENGINE)
+    return associated(messages, krs, by, moved).collect(engine=LAZY_ENGINE)
 
 
-def associated(messages: pl.DataFrame, krs: pl.DataFrame, by: str | None = None) -> pl.LazyFrame:
+def associated(
+    messages: pl.DataFrame, krs: pl.DataFrame, by: str | None = None, moved: str | None = None
+) -> pl.LazyFrame:
     """`associate` as a lazy query (the reduce stage goes on with it before collecting).
 
     Both tables come in line order from the parse stage: one asof join of the line numbers gives each
@@ -34,7 +38,8 @@ def associated(messages: pl.DataFrame, krs: pl.DataFrame, by: str | None = None)
     `by`: a column of both tables (the file of files stamped together, whose line numbers follow on
     from file to file): a message only takes a stamp of its own group, as if each group were stamped
     alone. The neighbours of a message may then be another group's; they only matter on the far side
-    of its stamp, where another group's lines never are.
+    of its stamp, where another group's lines never are. `moved`: a column of the messages, how far
+    their line numbers were moved on (a problem names a stamp's line in its own file).
     """
     msgs = messages if messages["line"].is_sorted() else messages.sort("line")
     line, stamp = pl.col("line"), pl.col("stamp_line")
@@ -86,9 +91,10 @@ def associated(messages: pl.DataFrame, krs: pl.DataFrame, by: str | None = None)
     )
     # only neighbours can take the same stamp: a message before it and the next one after it
     claimed = (stamp == stamp.shift(1)).fill_null(False) | (stamp == stamp.shift(-1)).fill_null(False)
+    own = stamp if moved is None else stamp - pl.col(moved)
     helpers = ["_prev", "_next", "_line", *(f"_{side}_{c}" for side in "abz" for c in TAKEN)]
     return query.with_columns(
         problem=pl.when(claimed)
-        .then(pl.concat_str([pl.lit("stamp at line "), stamp.cast(pl.String), pl.lit(" claimed by two messages")]))
+        .then(pl.concat_str([pl.lit("stamp at line "), own.cast(pl.String), pl.lit(" claimed by two messages")]))
         .otherwise(pl.col("problem"))
     ).drop(helpers, strict=False)

@@ -16,11 +16,12 @@ from tests.conftest import lines_frame
 
 
 def _tables(kinds: list[MessageKind | None], first: int = 1, group: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """A run of lines as (messages, stamps) numbered from `first` (None: a stamp line), with `_f` = group."""
+    """A run of lines as (messages, stamps) numbered from `first` (None: a stamp line), with `_f` = group;
+    a message's msgid and a stamp's time follow its place in the run, not its number."""
     numbered = list(enumerate(kinds, first))
     messages = pl.DataFrame(
         [
-            {"line": n, "kind": str(kind), "oper": "Write", "thread": 1, "seq": 1, "msgid": n}
+            {"line": n, "kind": str(kind), "oper": "Write", "thread": 1, "seq": 1, "msgid": n - first}
             for n, kind in numbered
             if kind is not None
         ],
@@ -30,7 +31,7 @@ def _tables(kinds: list[MessageKind | None], first: int = 1, group: int = 0) -> 
         [
             {
                 "line": n,
-                "local": datetime(2024, 1, 1, 0, n // 60, n % 60),
+                "local": datetime(2024, 1, 1, 0, (n - first) // 60, (n - first) % 60),
                 "digits": 6,
                 "src_file": "krsr.c",
                 "src_line": 1,
@@ -111,18 +112,21 @@ _KINDS = st.lists(st.sampled_from([None, *MessageKind]), max_size=12)
 # a send taking the stamp that ends its group, then an ack first in the next group: the stamp before
 # the ack's next stamp is the other group's, which it must not take
 @example([[MessageKind.CLIENT_SEND, None], [MessageKind.CLIENT_RECV, None]])
+# two messages claiming one stamp in the second group: the problem names the line in its own group
+@example([[None], [MessageKind.CLIENT_SEND, None, MessageKind.CLIENT_RECV]])
 def test_groups_stamped_together_as_each_alone(groups: list[list[MessageKind | None]]) -> None:
     """Runs of lines numbered on from group to group (as small files parsed together are), stamped
-    together `by` their group: each message takes what its group stamped alone gives it, never
-    another group's stamp (a send at a group's end, an ack at the next one's start)."""
+    together `by` their group: each message takes what its group stamped alone (numbered from 1)
+    gives it, never another group's stamp (a send at a group's end, an ack at the next one's start),
+    and a problem names the line of the stamp in its own group (`moved`)."""
     alone, together, first = [], [], 1
     for group, kinds in enumerate(groups):
+        messages, stamps = _tables(kinds)
+        alone.append(associate(messages.drop("_f"), stamps.drop("_f")))
         messages, stamps = _tables(kinds, first, group)
-        found = associate(messages.drop("_f"), stamps.drop("_f"))
-        alone.append(found)
-        together.append((messages, stamps))
+        together.append((messages.with_columns(_moved=pl.lit(first - 1)), stamps))
         first += len(kinds) + 1  # a line number no line has between groups, as parse_files leaves
     messages = pl.concat([m for m, _ in together])
-    stamps = pl.concat([s for _, s in together])
-    found = associate(messages, stamps, by="_f")
-    assert found.drop("_f").equals(pl.concat(alone))
+    found = associate(messages, pl.concat([s for _, s in together]), by="_f", moved="_moved")
+    back = found.with_columns(pl.col("line", "stamp_line") - pl.col("_moved")).drop("_f", "_moved")
+    assert back.equals(pl.concat(alone))

@@ -1,0 +1,118 @@
+"""Small files reduced together: each gets what `reduce_file` gives it alone, for a fraction of the queries.
+
+Small files are parsed together (`parse.parse_files`), each whole in one chunk. Reduced one by one,
+each would still pay some sixty polars queries of a few rows, the bulk of a small file's time. Here
+the steps that run over a chunk's messages (stamping, pairing, the RFS wait sums) run once over
+the files of a batch: their tables are put end to end, each row with its file (`_FILE`), the
+line numbers moved on from file to file so that they stay in order, and each file its own stream,
+so that its messages never take another file's stamp (`stamping.associated` by file), never pair
+with another file's and never take its waits. The results are cut back into files, their line
+numbers and stream as the file alone gives them, and each file's reducer keeps them
+(`FileReducer.note`, `opening`, `settle`) and finishes as usual. A file of several processes
+(a trcsess output) is reduced alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from analyzer.pairing import Paired, pair_events
+from analyzer.parse import Parsed
+from analyzer.reduce import PAYLOAD, FileReducer, ReducedFile, stamped_events, with_sums
+from analyzer.schemas import STAMPED, empty
+from analyzer.spill import IN_MEMORY, Spill
+from analyzer.zones import TimeZones
+
+#: the column that tells the files of a batch apart (the file's place in it)
+_FILE = "_file"
+#: how far a row's line numbers were moved on
+_MOVED = "_moved"
+#: line-valued columns of the frames cut back into files
+_STAMPED_LINES = ("line", "ord", "zkey")
+_WAIT_LINES = ("line", "ord")
+_EXCHANGE_LINES = tuple(f"{side}_{c}" for side in "ab" for c in ("line", "ord", "zkey"))
+
+
+def reduce_files(
+    files: Sequence[tuple[str, str, Parsed]], zones: TimeZones, spill: Spill = IN_MEMORY
+) -> list[tuple[ReducedFile, Parsed]]:
+    """`reduce_file(label, name, [parsed], zones, spill)` of each (label, name, parsed) file, each
+    parsed whole in one chunk; the files of one process each are reduced together."""
+    reducers = [FileReducer(spill=spill) for _ in files]
+    taken = [reducer.take(parsed, last=True) for reducer, (_, _, parsed) in zip(reducers, files, strict=True)]
+    together = [k for k, reducer in enumerate(reducers) if reducer.streams.single]
+    for k, reducer in enumerate(reducers):
+        if len(together) < 2 or k not in together:
+            reducer.reduce_chunk(*taken[k], reducer.streams.expr())
+    if len(together) > 1:
+        _together([reducers[k] for k in together], [taken[k] for k in together])
+    return [reducer.finish(label, name, zones) for reducer, (label, name, _) in zip(reducers, files, strict=True)]
+
+
+def _together(reducers: list[FileReducer], taken: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]) -> None:
+    """Stamp, pair and sum the (messages, stamps, waits) of several files at once (see the module docstring)."""
+    tops = [max(_last(frame) for frame in frames) for frames in taken]
+    offsets = [sum(tops[:k]) + k for k in range(len(taken))]  # a line number no line has between files
+    messages, krs, waits = (_end_to_end([frames[n] for frames in taken], offsets) for n in range(3))
+    krs, waits = krs.drop(_MOVED), waits.drop(_MOVED)
+    stream = (pl.col(_FILE) + 1).cast(pl.Int64)
+    waits = waits.with_columns(stream=stream.cast(waits.schema["stream"]), ord=pl.col("line"))
+    if not messages.height:  # foreground traces: nothing to stamp or pair, only their waits to keep
+        for reducer, (_, _, waits_k) in zip(reducers, taken, strict=True):
+            reducer.opening(waits_k, reducer.note(empty(STAMPED)))
+        return
+    events = stamped_events(messages, krs, stream, by=_FILE, moved=_MOVED)
+    paired = pair_events(events.filter(pl.col("problem").is_null()), PAYLOAD)
+    joined = with_sums(paired.exchanges, waits).with_columns(**{_FILE: pl.col("stream").cast(pl.Int64) - 1})
+    back = pl.Series(offsets, dtype=pl.Int64)
+    events_of, waits_of, lonely_of, pending_of, joined_of = (
+        _per_file(frame, columns, back)
+        for frame, columns in (
+            (events, _STAMPED_LINES),
+            (waits, _WAIT_LINES),
+            (paired.unpairable, _STAMPED_LINES),
+            (paired.pending, _STAMPED_LINES),
+            (joined, _EXCHANGE_LINES),
+        )
+    )
+    for k, reducer in enumerate(reducers):
+        events_k, waits_k = reducer.note(events_of(k)), waits_of(k)
+        if reducer.opening(waits_k, events_k):
+            reducer.settle(waits_k, events_k, Paired(joined_of(k), lonely_of(k), pending_of(k)), joined_of(k))
+
+
+def _last(frame: pl.DataFrame) -> int:
+    last = frame["line"].max()
+    return int(last) if isinstance(last, int) else 0
+
+
+def _end_to_end(frames: list[pl.DataFrame], offsets: list[int]) -> pl.DataFrame:
+    """The files' frames one after the other, with `_FILE`, and their line numbers moved on by `offsets`
+    (how far: `_MOVED`)."""
+    sizes = pl.DataFrame(
+        {_FILE: range(len(frames)), _MOVED: offsets, "_rows": [frame.height for frame in frames]},
+        schema={_FILE: pl.Int64, _MOVED: pl.Int64, "_rows": pl.Int64},
+    ).filter(pl.col("_rows") > 0)  # a file without rows adds none (repeated zero times, exploded: one null)
+    per_row = sizes.select(pl.col(_FILE, _MOVED).repeat_by("_rows").explode())
+    return pl.concat(frames).hstack(per_row).with_columns(line=pl.col("line") + pl.col(_MOVED))
+
+
+def _per_file(frame: pl.DataFrame, columns: tuple[str, ...], offsets: pl.Series) -> _Cut:
+    """The rows of each file, its line numbers and stream back to what the file alone gives."""
+    moved = pl.lit(offsets).gather(pl.col(_FILE))
+    present = [c for c in columns if c in frame.columns]
+    alone = frame.with_columns(*(pl.col(c) - moved for c in present), stream=pl.lit(1).cast(frame.schema["stream"]))
+    parts = {k: part for (k,), part in alone.partition_by(_FILE, as_dict=True, include_key=False).items()}
+    return _Cut(parts, alone.drop(_FILE).clear())
+
+
+class _Cut:
+    """The parts of a frame by file (an empty frame of its columns for a file without rows)."""
+
+    def __init__(self, parts: dict[object, pl.DataFrame], none: pl.DataFrame) -> None:
+        self.parts, self.none = parts, none
+
+    def __call__(self, k: int) -> pl.DataFrame:
+        return self.parts.get(k, self.none)
