@@ -109,7 +109,7 @@ class Side:
         """`load` of small pieces (a small file's, under STREAM_ROWS rows) whose files convert with
         constants (`_constants`): a few queries for all of them instead of several per piece, each
         row taking its file's constants as columns."""
-        raws = [store.raw(store.pieces[j], keys, narrow=narrow) for store, _, j in pieces]
+        raws = [store.raw(store.pieces[j], narrow=narrow) for store, _, j in pieces]  # the keys: below, at once
         values = [
             (store.label, offset, *(found or ()), raw.height)
             for (store, offset, _), found, raw in zip(pieces, constants, raws, strict=True)
@@ -119,6 +119,7 @@ class Side:
         per_file = pl.DataFrame(values, schema=dict(zip(names, types, strict=True)), orient="row")
         per_row = per_file.select(pl.exclude("_rows").repeat_by("_rows").explode())
         rows = pl.concat(raws, how="vertical_relaxed").hstack(per_row).filter(pl.col("client") == self.client)
+        rows = rows.join(keys, on=INDEX, how="semi", nulls_equal=True, maintain_order="left")
 
         def utc(local: str) -> pl.Expr:
             return (pl.col(local) - pl.duration(minutes=pl.col("_minutes"))).dt.replace_time_zone("UTC")
