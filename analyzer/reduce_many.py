@@ -94,7 +94,7 @@ def _end_to_end(frames: list[pl.DataFrame], offsets: list[int]) -> pl.DataFrame:
     sizes = pl.DataFrame(
         {_FILE: range(len(frames)), _MOVED: offsets, "_rows": [frame.height for frame in frames]},
         schema={_FILE: pl.Int64, _MOVED: pl.Int64, "_rows": pl.Int64},
-    ).filter(pl.col("_rows") > 0)  # a file without rows adds none (repeated zero times, exploded: one null)
+    ).filter(pl.col("_rows") > 0)  # a file without rows adds none (polars 1 explodes an empty list to a null)
     per_row = sizes.select(pl.col(_FILE, _MOVED).repeat_by("_rows").explode())
     return pl.concat(frames).hstack(per_row).with_columns(line=pl.col("line") + pl.col(_MOVED))
 

@@ -117,7 +117,7 @@ class Side:
         names = ["_file", "_stream", "_minutes", "_factor", "_offset_us", "_rows"]
         types = [pl.String, pl.Int64, pl.Int64, pl.Float64, pl.Float64, pl.Int64]
         per_file = pl.DataFrame(values, schema=dict(zip(names, types, strict=True)), orient="row")
-        per_row = per_file.select(pl.exclude("_rows").repeat_by("_rows").explode())
+        per_row = per_file.filter(pl.col("_rows") > 0).select(pl.exclude("_rows").repeat_by("_rows").explode())
         rows = pl.concat(raws, how="vertical_relaxed").hstack(per_row).filter(pl.col("client") == self.client)
         rows = rows.join(keys, on=INDEX, how="semi", nulls_equal=True, maintain_order="left")
 

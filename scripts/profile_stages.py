@@ -8,8 +8,10 @@ Runs `analyze` and the JSON renderer in this process, with the pipeline's stage 
 wrapped: prints each stage's wall time (summed over calls; `read_file` runs on two threads, so
 its sum is about twice its share of the wall clock; `reduce_file` runs inside both: for the small
 files `read_small` parses together, it is their reduction alone, the bulk of a small file's cost;
-for a file read alone it also holds the reading and parsing of the chunks it pulls) and the
-process's peak RSS while the stage ran, sampled every 20 ms, and the polars queries the analysis
+for a file read alone it also holds the reading and parsing of the chunks it pulls), the CPU
+seconds of the process (every thread) while a stage ran and the cores they make (CPU seconds per
+second), only for the stages whose calls do not overlap (`read_files` is the whole reading stage),
+the process's peak RSS while the stage ran, sampled every 20 ms, and the polars queries the analysis
 ran (a file's fixed cost).
 `scripts/bench.py` gives the end-to-end figures against grep.
 
