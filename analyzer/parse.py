@@ -22,7 +22,7 @@ import polars as pl
 from analyzer import alertpath, fastpath
 from analyzer import grammar as g
 from analyzer.grammar import LGWR_PREFIXES
-from analyzer.schemas import PARSE_TABLES, empty, frame
+from analyzer.schemas import PARSE_TABLES, empty, frame, per_row
 
 #: other 10046 / trace lines we know and do not need (counted as ignored, category "10046")
 OTHER_10046_PREFIXES = (
@@ -365,15 +365,9 @@ def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True, alert: boo
     """
     if len(chunks) < 2:
         return [parse_chunk(chunk, False, fast=fast, alert=alert)[0] for chunk in chunks]
-    sizes = pl.DataFrame(
-        {
-            "_off": list(itertools.accumulate((_last_line(c) + 1 for c in chunks[:-1]), initial=0)),
-            "_n": [c.height for c in chunks],
-        },
-        schema={"_off": pl.Int64, "_n": pl.Int64},
-    )
-    bounds = sizes["_off"]
-    shift = sizes.select(pl.col("_off").repeat_by("_n").explode()).to_series()
+    offsets = itertools.accumulate((_last_line(c) + 1 for c in chunks[:-1]), initial=0)
+    bounds = pl.Series("_off", list(offsets), dtype=pl.Int64)
+    shift = per_row(bounds.to_frame(), [c.height for c in chunks]).to_series()
     lines = pl.concat(chunks).with_columns(pl.col("line") + shift)
     groups = split_alert(lines) if alert else split_families(lines, False, bounds)[0]
     tables, _ = _parse_groups(groups, fast)

@@ -14,14 +14,14 @@ numbers and stream as the file alone gives them, and each file's reducer keeps t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
 from analyzer.pairing import Paired, pair_events
 from analyzer.parse import Parsed
 from analyzer.reduce import PAYLOAD, FileReducer, ReducedFile, stamped_events, with_sums
-from analyzer.schemas import STAMPED, empty
+from analyzer.schemas import STAMPED, empty, per_row
 from analyzer.spill import IN_MEMORY, Spill
 from analyzer.zones import TimeZones
 
@@ -43,10 +43,10 @@ def reduce_files(
     reducers = [FileReducer(spill=spill) for _ in files]
     taken = [reducer.take(parsed, last=True) for reducer, (_, _, parsed) in zip(reducers, files, strict=True)]
     together = [k for k, reducer in enumerate(reducers) if reducer.streams.single]
-    for k, reducer in enumerate(reducers):
-        if len(together) < 2 or k not in together:
-            reducer.reduce_chunk(*taken[k], reducer.streams.expr())
-    if len(together) > 1:
+    together = together if len(together) > 1 else []
+    for k in sorted(set(range(len(files))) - set(together)):
+        reducers[k].reduce_chunk(*taken[k], reducers[k].streams.expr())
+    if together:
         _together([reducers[k] for k in together], [taken[k] for k in together])
     return [reducer.finish(label, name, zones) for reducer, (label, name, _) in zip(reducers, files, strict=True)]
 
@@ -91,28 +91,17 @@ def _last(frame: pl.DataFrame) -> int:
 def _end_to_end(frames: list[pl.DataFrame], offsets: list[int]) -> pl.DataFrame:
     """The files' frames one after the other, with `_FILE`, and their line numbers moved on by `offsets`
     (how far: `_MOVED`)."""
-    sizes = pl.DataFrame(
-        {_FILE: range(len(frames)), _MOVED: offsets, "_rows": [frame.height for frame in frames]},
-        schema={_FILE: pl.Int64, _MOVED: pl.Int64, "_rows": pl.Int64},
-    ).filter(pl.col("_rows") > 0)  # a file without rows adds none (polars 1 explodes an empty list to a null)
-    per_row = sizes.select(pl.col(_FILE, _MOVED).repeat_by("_rows").explode())
-    return pl.concat(frames).hstack(per_row).with_columns(line=pl.col("line") + pl.col(_MOVED))
+    files = pl.DataFrame({_FILE: range(len(frames)), _MOVED: offsets}, schema={_FILE: pl.Int64, _MOVED: pl.Int64})
+    beside = per_row(files, [frame.height for frame in frames])
+    return pl.concat(frames).hstack(beside).with_columns(line=pl.col("line") + pl.col(_MOVED))
 
 
-def _per_file(frame: pl.DataFrame, columns: tuple[str, ...], offsets: pl.Series) -> _Cut:
-    """The rows of each file, its line numbers and stream back to what the file alone gives."""
+def _per_file(frame: pl.DataFrame, columns: tuple[str, ...], offsets: pl.Series) -> Callable[[int], pl.DataFrame]:
+    """The rows of each file (by its place in the batch; none: an empty frame of the columns), its line
+    numbers and stream back to what the file alone gives."""
     moved = pl.lit(offsets).gather(pl.col(_FILE))
     present = [c for c in columns if c in frame.columns]
     alone = frame.with_columns(*(pl.col(c) - moved for c in present), stream=pl.lit(1).cast(frame.schema["stream"]))
     parts = {k: part for (k,), part in alone.partition_by(_FILE, as_dict=True, include_key=False).items()}
-    return _Cut(parts, alone.drop(_FILE).clear())
-
-
-class _Cut:
-    """The parts of a frame by file (an empty frame of its columns for a file without rows)."""
-
-    def __init__(self, parts: dict[object, pl.DataFrame], none: pl.DataFrame) -> None:
-        self.parts, self.none = parts, none
-
-    def __call__(self, k: int) -> pl.DataFrame:
-        return self.parts.get(k, self.none)
+    none = alone.drop(_FILE).clear()
+    return lambda k: parts.get(k, none)

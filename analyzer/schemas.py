@@ -436,16 +436,20 @@ _EMPTY: dict[tuple[tuple[str, pl.DataType], ...], pl.DataFrame] = {}
 def empty(columns: pl.Schema) -> pl.DataFrame:
     """An empty frame with the given schema (a new frame each call)."""
     key = tuple(columns.items())
-    found = _EMPTY.get(key)
-    if found is None:
-        found = _EMPTY[key] = pl.DataFrame(schema=columns)
-    return found.clear()
+    if key not in _EMPTY:
+        _EMPTY[key] = pl.DataFrame(schema=columns)
+    return _EMPTY[key].clear()
+
+
+def per_row(values: pl.DataFrame, rows: list[int]) -> pl.DataFrame:
+    """Row i of `values` repeated rows[i] times (none for 0: polars 1 explodes an empty list to a null)."""
+    counted = values.with_columns(_rows=pl.Series(rows, dtype=pl.Int64)).filter(pl.col("_rows") > 0)
+    return counted.select(pl.exclude("_rows").repeat_by("_rows").explode())
 
 
 def collect_rows(query: pl.LazyFrame, rows: int) -> pl.DataFrame:
-    """A row-wise query's result (`rows`: the rows of its input); with none, an empty frame of its
-    schema, the query not run (a query costs a few tenths of a ms on no rows; small files have many).
-    The engine is the one eager operations use, as `pairing.LAZY_ENGINE` says why."""
+    """A row-wise query's result (`rows`: its input's); with none, an empty frame of its schema, the query
+    not run (a few tenths of a ms on no rows; small files have many). The engine: `pairing.LAZY_ENGINE`."""
     return query.collect(engine="in-memory") if rows else empty(query.collect_schema())
 
 

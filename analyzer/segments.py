@@ -15,7 +15,7 @@ import polars as pl
 from analyzer.pairing import converted, pair_events, unpaired_reason, wait_columns, wait_sums
 from analyzer.reduce import NARROW, Exchanges
 from analyzer.results import FileResult
-from analyzer.schemas import CAT, EXCHANGES, LGWR_LINES, PIECE_KEYS, UNMATCHED, empty
+from analyzer.schemas import CAT, EXCHANGES, LGWR_LINES, PIECE_KEYS, UNMATCHED, empty, per_row
 from analyzer.spill import IN_MEMORY, INDEX, STREAM_ROWS
 from analyzer.vocab import Role
 
@@ -111,14 +111,13 @@ class Side:
         row taking its file's constants as columns."""
         raws = [store.raw(store.pieces[j], narrow=narrow) for store, _, j in pieces]  # the keys: below, at once
         values = [
-            (store.label, offset, *(found or ()), raw.height)
-            for (store, offset, _), found, raw in zip(pieces, constants, raws, strict=True)
+            (store.label, offset, *(found or ())) for (store, offset, _), found in zip(pieces, constants, strict=True)
         ]
-        names = ["_file", "_stream", "_minutes", "_factor", "_offset_us", "_rows"]
-        types = [pl.String, pl.Int64, pl.Int64, pl.Float64, pl.Float64, pl.Int64]
+        names = ["_file", "_stream", "_minutes", "_factor", "_offset_us"]
+        types = [pl.String, pl.Int64, pl.Int64, pl.Float64, pl.Float64]
         per_file = pl.DataFrame(values, schema=dict(zip(names, types, strict=True)), orient="row")
-        per_row = per_file.filter(pl.col("_rows") > 0).select(pl.exclude("_rows").repeat_by("_rows").explode())
-        rows = pl.concat(raws, how="vertical_relaxed").hstack(per_row).filter(pl.col("client") == self.client)
+        beside = per_row(per_file, [raw.height for raw in raws])
+        rows = pl.concat(raws, how="vertical_relaxed").hstack(beside).filter(pl.col("client") == self.client)
         rows = rows.join(keys, on=INDEX, how="semi", nulls_equal=True, maintain_order="left")
 
         def utc(local: str) -> pl.Expr:

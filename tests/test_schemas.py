@@ -19,6 +19,7 @@ from analyzer.schemas import (
     empty,
     frame,
     narrowed,
+    per_row,
     schema,
 )
 from tests.conftest import ROOT
@@ -140,3 +141,11 @@ def test_collect_rows_runs_the_query_on_rows_and_gives_its_schema_without() -> N
     assert ran.equals(query(rows).collect()) and ran["tag"].to_list() == ["a", "b", "b"]
     none = schemas.collect_rows(query(rows.clear()), 0)
     assert none.height == 0 and none.schema == query(rows.clear()).collect().schema
+
+
+def test_per_row_repeats_each_part_s_values_and_none_for_a_part_without_rows() -> None:
+    values = pl.DataFrame({"file": [0, 1, 2, 3], "name": ["a", "b", "c", "d"]})
+    beside = per_row(values, [2, 0, 1, 3])
+    assert beside.rows() == [(0, "a"), (0, "a"), (2, "c"), (3, "d"), (3, "d"), (3, "d")]
+    assert beside.schema == values.schema
+    assert per_row(values, [0, 0, 0, 0]).height == 0
