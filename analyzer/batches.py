@@ -4,7 +4,11 @@ Each link (`analyzer.links`: one sending process of a database and the database 
 matched on its own files only, so keys of different configurations or destinations never meet.
 A write's messages share their (thread, seq), so batches of (thread, seq) keys match as the
 whole would, provided every batch uses the same typical send->receive gap per host pair: with
-several batches, a first pass over the narrow columns of every candidate collects the gaps.
+several batches, the gaps are taken on a sample, the narrow columns of about GAP_SAMPLE_ROWS
+exchanges of (thread, seq) keys spread evenly over all of them, not on a second read of every
+write. A median of thousands of gaps stands for the whole (the window around it is a minute wide
+by default); a host pair the sample misses, or holds fewer than SAMPLE_GAPS candidates of, takes
+the gaps of each batch that holds it.
 Each batch is matched (`analyzer.match`) and attributed (`analyzer.attribute`) as it comes, and
 tagged with its link (databases, transport). Before that, `candidate_scores` measures how a
 receiver's writes match each candidate sender's: the match rate that `analyzer.links` weighs.
@@ -30,6 +34,11 @@ from analyzer.vocab import Duty, Role
 
 #: exchanges (rows of one side) matched at once: a batch of (thread, seq) keys stops growing past this
 BATCH_ROWS = 250_000
+#: with several batches, the typical send->receive gaps are taken on about this many exchanges (both sides)
+GAP_SAMPLE_ROWS = 50_000
+#: a host pair with fewer candidates in the sample takes the gaps of each batch instead (a few gaps may
+#: be msgid reuse minutes away, and a median of a handful would center the window on them)
+SAMPLE_GAPS = 100
 
 
 @dataclass(frozen=True)
@@ -42,9 +51,14 @@ class Batched:
     standby_exchanges: int
 
 
+def _key_rows(primary: pl.DataFrame, standby: pl.DataFrame) -> pl.DataFrame:
+    """Every (thread, seq) key of the two sides' indexes, in order, with its exchanges of both sides (`rows`)."""
+    return pl.concat([primary, standby]).group_by(INDEX).agg(rows=pl.col("len").sum()).sort(INDEX, nulls_last=False)
+
+
 def key_batches(primary: pl.DataFrame, standby: pl.DataFrame) -> list[pl.DataFrame]:
     """(thread, seq) keys in order, cut into batches of about BATCH_ROWS exchanges per side."""
-    sizes = pl.concat([primary, standby]).group_by(INDEX).agg(rows=pl.col("len").sum()).sort(INDEX, nulls_last=False)
+    sizes = _key_rows(primary, standby)
     batches, start, total = [], 0, 0
     for n, rows in enumerate(sizes["rows"].to_list()):
         if total and total + rows > 2 * BATCH_ROWS:
@@ -54,6 +68,18 @@ def key_batches(primary: pl.DataFrame, standby: pl.DataFrame) -> list[pl.DataFra
     if sizes.height:
         batches.append(sizes.slice(start).select(INDEX))
     return batches
+
+
+def sample_keys(primary: pl.DataFrame, standby: pl.DataFrame) -> pl.DataFrame:
+    """(thread, seq) keys spread evenly over all of them (every k-th, from the middle of the first k),
+    as many as hold about GAP_SAMPLE_ROWS exchanges at the keys' mean size; at least one."""
+    sizes = _key_rows(primary, standby)
+    total = int(sizes["rows"].sum())
+    if total <= GAP_SAMPLE_ROWS:
+        return sizes.select(INDEX)
+    wanted = max(1, sizes.height * GAP_SAMPLE_ROWS // total)
+    step = sizes.height / wanted
+    return sizes.select(INDEX).gather([int(step * (i + 0.5)) for i in range(wanted)])
 
 
 def match_in_batches(
@@ -69,11 +95,10 @@ def match_in_batches(
     typical = None
     # polars releases the GIL: batches are read back on a second thread while one is matched
     with ThreadPoolExecutor(max_workers=2) as pool:
-        if len(batches) > 1:
-            narrow = pool.map(lambda keys: gaps(*load(keys, narrow=True), hosts), batches)
-            typical = typical_gaps(pl.concat(list(narrow)))
         parts, unmatched, counts = [], [], (0, 0)
         ahead = pool.submit(load, batches[0]) if batches else None
+        if len(batches) > 1:  # one batch takes the gaps of all its candidates (`match`)
+            typical = typical_gaps(gaps(*load(sample_keys(p_index, s_index), narrow=True), hosts), SAMPLE_GAPS)
         for n in range(len(batches)):
             assert ahead is not None
             p_rows, s_rows = ahead.result()

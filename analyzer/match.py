@@ -115,12 +115,20 @@ def gaps(primary: pl.DataFrame, standby: pl.DataFrame, hosts: dict[str, str]) ->
     return _candidates(*_renamed(primary, standby, hosts)).select("p_host", "s_host", "gap_ms", "_unique")
 
 
-def typical_gaps(gap_rows: pl.DataFrame) -> pl.DataFrame:
+def typical_gaps(gap_rows: pl.DataFrame, at_least: int = 1) -> pl.DataFrame:
     """Per host pair, the typical send->receive gap: the median over keys with one candidate
-    on each side, else over all candidates (p_host, s_host, typical)."""
-    return gap_rows.group_by("p_host", "s_host").agg(
-        typical=pl.coalesce(pl.col("gap_ms").filter("_unique").median(), pl.col("gap_ms").median())
-    )
+    on each side, else over all candidates (p_host, s_host, typical); only the pairs of at least
+    `at_least` candidates."""
+    typical = pl.coalesce(pl.col("gap_ms").filter("_unique").median(), pl.col("gap_ms").median())
+    found = gap_rows.group_by("p_host", "s_host").agg(typical=typical, _n=pl.len())
+    return found.filter(pl.col("_n") >= at_least).drop("_n")
+
+
+def _completed(typical: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame:
+    """`typical` with the gaps of the host pairs it lacks taken from these candidates (a pair that a
+    sample of the keys missed: `batches.sample_keys`)."""
+    missing = cand.join(typical, on=["p_host", "s_host"], how="anti", nulls_equal=True)
+    return typical if missing.is_empty() else pl.concat([typical, typical_gaps(missing)])
 
 
 def match(
@@ -135,14 +143,14 @@ def match(
     Both come paired within their process (`analyzer.reduce`): file, stream, KEY, a_/b_ line,
     at and res_us; the standby's also carry the RFS wait sums. `hosts` maps a file label to its
     host; the window is applied per (primary, standby) host pair around its `typical` gap
-    (`typical_gaps`; computed from these exchanges when not given). `unmatched` lists the
-    writes of either side that found no partner here.
+    (`typical_gaps`; computed from these exchanges when not given, and for the host pairs it
+    lacks). `unmatched` lists the writes of either side that found no partner here.
     """
     p, s = _renamed(primary, standby, hosts)
     del primary, standby
     # candidates on narrow columns; the wide rows are gathered once, in output order, at the end
     cand = _candidates(p, s)
-    typical = typical_gaps(cand) if typical is None else typical
+    typical = typical_gaps(cand) if typical is None else _completed(typical, cand)
     cand = cand.join(typical, on=["p_host", "s_host"], how="left", nulls_equal=True)
     cand = cand.filter((pl.col("gap_ms") - pl.col("typical")).abs() <= window_s * 1000.0)
     clash = (pl.len().over("_p") > 1) | (pl.len().over("_s") > 1)

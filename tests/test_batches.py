@@ -44,6 +44,44 @@ def test_matching_in_batches_gives_the_same_writes(tmp_path: Path, monkeypatch: 
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
+def test_gaps_taken_on_a_sample_leave_the_writes_as_they_were(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With several batches the typical gaps come from a sample of the keys. The standby clock is two
+    minutes off, so a window centred anywhere but on the true gap loses writes. The sample here is one
+    key, of one primary thread: the other thread's host pair takes each batch's own gaps, and every
+    write matches as at once."""
+    simulate(
+        tmp_path / "set",
+        SimOptions(format_version="19c", writes=600, log_switch_every=100, standby_skew_s=120.0, seed=4),
+    )
+    whole = analyze([str(tmp_path / "set")])
+    monkeypatch.setattr(batches, "BATCH_ROWS", 150)
+    monkeypatch.setattr(batches, "GAP_SAMPLE_ROWS", 1)
+    monkeypatch.setattr(batches, "SAMPLE_GAPS", 1)
+    indexes = _indexes(tmp_path / "set")
+    assert len(batches.key_batches(*indexes)) > 4
+    assert batches.sample_keys(*indexes).height == 1
+    batched = analyze([str(tmp_path / "set")])
+    same_writes(whole, batched)
+    assert whole.writes["matched"].all() and whole.writes.height == 1200
+
+
+def _index(rows_per_key: list[int]) -> pl.DataFrame:
+    """An index of one piece holding keys (thread 1, seq 1..n) of these sizes."""
+    n = len(rows_per_key)
+    return pl.DataFrame(
+        {"thread": [1] * n, "seq": list(range(1, n + 1)), "len": rows_per_key},
+        schema={"thread": pl.Int64, "seq": pl.Int64, "len": pl.UInt32},
+    )
+
+
+def test_the_sample_keys_are_spread_evenly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batches, "GAP_SAMPLE_ROWS", 600)
+    primary, standby = _index([100] * 10), _index([100] * 10)  # 2,000 rows: 3 keys of 200
+    assert batches.sample_keys(primary, standby)["seq"].to_list() == [2, 6, 9]
+    assert batches.sample_keys(primary.head(2), standby.head(2))["seq"].to_list() == [1, 2]  # all: 400 rows
+    assert batches.sample_keys(_index([5000] * 3), _index([5000] * 3))["seq"].to_list() == [2]  # at least one
+
+
 # --- link by link ---
 
 T0 = datetime(2024, 10, 22, 14, 0, 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from analyzer.match import typical_gaps
 from tests.builders import analyze_lines, primary_lines, send, standby_lines
 
 
@@ -100,3 +101,18 @@ def test_unmatched_lists_each_side_with_reason() -> None:
     assert reasons[("primary", 2)].startswith("no standby write")
     assert reasons[("standby", 9)].startswith("no primary write")
     assert reasons[("primary", 3)] == "no transport stamp after this message"
+
+
+def test_typical_gaps_prefer_the_unique_candidates_and_can_ask_for_enough() -> None:
+    """The median over candidates alone on both sides, else over all of a host pair's; `at_least`
+    leaves out the pairs of fewer candidates (a sample's pair that another batch measures better)."""
+    rows = pl.DataFrame(
+        {
+            "p_host": ["a", "a", "a", "a", "b"],
+            "s_host": ["s"] * 5,
+            "gap_ms": [1.0, 2.0, 3.0, 900.0, 5.0],
+            "_unique": [True, True, False, False, False],
+        }
+    )
+    assert typical_gaps(rows).sort("p_host").rows() == [("a", "s", 1.5), ("b", "s", 5.0)]
+    assert typical_gaps(rows, at_least=2).rows() == [("a", "s", 1.5)]
