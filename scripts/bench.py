@@ -1,10 +1,11 @@
 """Benchmark: dgtrace end to end against `grep -c msgid=` on the same simulated corpus, in one run.
 
     python scripts/bench.py [--sizes 1GB,2GB] [--outputs json,text,csv,markdown,html] [--runs 3] [--gzip]
-                            [--format-version 19c] [--corpus-dir bench-corpus] [--code DIR] [--against DIR]
-                            [--small-files N]
+                            [--format-version 19c] [--threads 2] [--corpus-dir bench-corpus] [--code DIR]
+                            [--against DIR] [--small-files N]
 
-For each size, builds (or reuses) a corpus with `dgtrace simulate` (19c, `mixed` scenario), then
+For each size, builds (or reuses) a corpus with `dgtrace simulate` (19c, `mixed` scenario, two primary
+RAC threads; `--threads 1`: a single-instance primary, whose one RFS trace is most of the corpus), then
 times, alternating within each round, `grep -c msgid=` over its trace files and `dgtrace analyze`
 in each output asked for (JSON, the default text report and CSV by default; Markdown, HTML), every
 output drained through a pipe (GNU grep stops at the first match when its output is /dev/null). It
@@ -96,10 +97,11 @@ def timed(cmd: list[str], tree: Path | None = None) -> Run:
     return Run(seconds, usage.ru_maxrss / 1024)
 
 
-def build_corpus(corpus: Path, size: str, generation: str) -> list[Path]:
+def build_corpus(corpus: Path, size: str, generation: str, threads: int = 2) -> list[Path]:
     """Simulate the corpus unless it is already there; its trace files."""
     if not (corpus / "truth.csv").exists():
         command = ["simulate", str(corpus), "--size", size, "--format-version", generation, "--scenario", "mixed"]
+        command += ["--threads", str(threads)]
         subprocess.run([*DGTRACE, *command], check=True, cwd=ROOT)
     return sorted(corpus.rglob("*.trc"))
 
@@ -308,6 +310,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--gzip", action="store_true", help="also time the gzipped corpus of each size")
     ap.add_argument("--format-version", default="19c")
+    ap.add_argument("--threads", type=int, default=2, help="primary RAC threads of the corpora (default 2)")
     ap.add_argument("--corpus-dir", type=Path, default=ROOT / "bench-corpus")
     ap.add_argument("--code", type=Path, help="time the analyzer of this source tree (another commit's) instead")
     ap.add_argument(
@@ -350,8 +353,9 @@ def main() -> None:
     results: list[dict[str, object]] = []
     compressed: list[dict[str, object]] = []
     for size in sorted(args.sizes.split(","), key=parse_size):
-        corpus = args.corpus_dir / f"{args.format_version}-{size}"
-        files = build_corpus(corpus, size, args.format_version)
+        threads = "" if args.threads == 2 else f"-{args.threads}t"
+        corpus = args.corpus_dir / f"{args.format_version}-{size}{threads}"
+        files = build_corpus(corpus, size, args.format_version, args.threads)
         input_mb = round(sum(f.stat().st_size for f in files) / 1e6, 1)
         results.append({"corpus": str(corpus), "input_mb": input_mb, **measure(files, outputs, args.runs, input_mb)})
         if args.gzip:
