@@ -1,7 +1,8 @@
 """Read, parse and reduce sources into `FileResult`s: files on both cores, small files parsed together.
 
 A file is read chunk by chunk (`analyzer.read`), each chunk parsed (`analyzer.parse`) and reduced
-(`analyzer.reduce`) before the next is read, so memory follows the chunk size. A chunk costs a few
+(`analyzer.reduce`) in turn, the next one parsed on a second thread while one is reduced, so memory
+follows the chunk size (three chunks at most: one read, one parsed, one reduced). A chunk costs a few
 hundred polars queries however few lines it has: an upload of thousands of small traces would pay
 them thousands of times. So the files that fit in one chunk are read one after the other, parsed
 together (`parse.parse_files`) and reduced together (`analyzer.reduce_many`), a batch at a time:
@@ -11,6 +12,7 @@ each file's result is what reading it alone gives.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -64,11 +66,34 @@ class _Reading:
             self.stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
 
     def parsed(self, chunks: Iterator[pl.DataFrame]) -> Iterator[parse.Parsed]:
-        """Each chunk parsed in turn (the header state carried from one to the next), its RFS I/O waits placed."""
+        """Each chunk parsed (the header state carried from one to the next), its RFS I/O waits placed, in turn.
+
+        The next chunk is parsed on a second thread while this one is reduced: a file read alone (the
+        last of a set, or the one big RFS trace of a single-instance primary) keeps both cores busy.
+        It is parsed as if the chunk before it ended outside a header, as nearly every chunk does;
+        when that one did not, it is parsed again, so the result is that of parsing in turn.
+        """
         in_header = False
-        for lines in chunks:
-            part, in_header = parse.parse_chunk(lines, in_header, alert=self.alert)
-            yield self.placed(part)
+        ahead = ThreadPoolExecutor(max_workers=1)
+        try:
+            queued: deque[tuple[pl.DataFrame, Future[tuple[parse.Parsed, bool]]]] = deque()
+            for lines in chunks:
+                queued.append((lines, ahead.submit(parse.parse_chunk, lines, False, alert=self.alert)))
+                if len(queued) > 1:
+                    part, in_header = self._settled(*queued.popleft(), in_header)
+                    yield self.placed(part)
+            while queued:
+                part, in_header = self._settled(*queued.popleft(), in_header)
+                yield self.placed(part)
+        finally:  # stopped early (an error, a stop signal): a chunk not yet parsed is not parsed
+            ahead.shutdown(cancel_futures=True)
+
+    def _settled(
+        self, lines: pl.DataFrame, parsing: Future[tuple[parse.Parsed, bool]], in_header: bool
+    ) -> tuple[parse.Parsed, bool]:
+        """A chunk parsed ahead, parsed again if the chunk before it ended inside a header."""
+        found = parsing.result()
+        return parse.parse_chunk(lines, True, alert=self.alert) if in_header else found
 
     def placed(self, part: parse.Parsed) -> parse.Parsed:
         self.tally.add(part.tables["messages"], part.tables["waits"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import shutil
 from pathlib import Path
@@ -10,10 +11,10 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from analyzer import ingest
+from analyzer import ingest, read
 from analyzer.api import analyze, discover
-from analyzer.ingest import BATCH_BYTES, SMALL_BYTES, _batches, read_file, read_files, read_small
-from analyzer.parse import TABLES
+from analyzer.ingest import BATCH_BYTES, SMALL_BYTES, _batches, _Reading, read_file, read_files, read_small
+from analyzer.parse import TABLES, parse_chunk
 from analyzer.results import FileResult, Options
 from analyzer.simulate import ShareOptions, SimOptions, simulate, simulate_share
 from analyzer.sources import Source
@@ -44,6 +45,24 @@ def same_file(alone: FileResult, together: FileResult) -> None:
         a.processes,
     )
     assert (together.stats, together.identity, together.placement) == (alone.stats, alone.identity, alone.placement)
+
+
+def test_chunks_parsed_ahead_are_parsed_as_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk is parsed on a second thread while the one before is reduced, as if that one ended
+    outside a header. 256-byte chunks cut the sample trace's header: a chunk after one that ends inside
+    it is parsed again, and every chunk gives the tables of parsing in turn."""
+    monkeypatch.setattr(ingest, "read_lines", functools.partial(read.read_lines, chunk_bytes=256))
+    reading = _Reading(discover([str(next(SAMPLES.rglob("chicago1_rfs_8801.trc")))])[0][0])
+    chunks = list(reading.lines())
+    ahead = list(reading.parsed(iter(chunks)))
+    in_header, ends = False, []
+    for lines, part in zip(chunks, ahead, strict=True):
+        expected, in_header = parse_chunk(lines, in_header)
+        ends.append(in_header)
+        for name in TABLES:
+            assert_frame_equal(part.tables[name], expected.tables[name])
+        assert (part.parsed, part.ignored) == (expected.parsed, expected.ignored)
+    assert len(chunks) > 20 and any(ends[:-1]) and not all(ends)
 
 
 def test_small_files_read_together_are_read_as_alone(tmp_path: Path) -> None:
