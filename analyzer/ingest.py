@@ -68,32 +68,26 @@ class _Reading:
     def parsed(self, chunks: Iterator[pl.DataFrame]) -> Iterator[parse.Parsed]:
         """Each chunk parsed (the header state carried from one to the next), its RFS I/O waits placed, in turn.
 
-        The next chunk is parsed on a second thread while this one is reduced: a file read alone (the
-        last of a set, or the one big RFS trace of a single-instance primary) keeps both cores busy.
-        It is parsed as if the chunk before it ended outside a header, as nearly every chunk does;
-        when that one did not, it is parsed again, so the result is that of parsing in turn.
+        A chunk is split into line families here, in turn, each with the header state the one before
+        it ended in (`parse.split_chunk`); its families are parsed on a second thread (`parse.parse_groups`)
+        while the next chunk is read and split and the one before it is reduced. The two threads get
+        about equal shares of a chunk's work, so a file read alone (the last of a set, or the one big RFS
+        trace of a single-instance primary) keeps both cores busy.
         """
         in_header = False
         ahead = ThreadPoolExecutor(max_workers=1)
         try:
-            queued: deque[tuple[pl.DataFrame, Future[tuple[parse.Parsed, bool]]]] = deque()
+            queued: deque[Future[parse.Parsed]] = deque()
             for lines in chunks:
-                queued.append((lines, ahead.submit(parse.parse_chunk, lines, False, alert=self.alert)))
+                groups, in_header = parse.split_chunk(lines, in_header, alert=self.alert)
+                queued.append(ahead.submit(parse.parse_groups, groups))
+                del lines, groups  # the worker holds the families until they are parsed
                 if len(queued) > 1:
-                    part, in_header = self._settled(*queued.popleft(), in_header)
-                    yield self.placed(part)
+                    yield self.placed(queued.popleft().result())
             while queued:
-                part, in_header = self._settled(*queued.popleft(), in_header)
-                yield self.placed(part)
+                yield self.placed(queued.popleft().result())
         finally:  # stopped early (an error, a stop signal): a chunk not yet parsed is not parsed
             ahead.shutdown(cancel_futures=True)
-
-    def _settled(
-        self, lines: pl.DataFrame, parsing: Future[tuple[parse.Parsed, bool]], in_header: bool
-    ) -> tuple[parse.Parsed, bool]:
-        """A chunk parsed ahead, parsed again if the chunk before it ended inside a header."""
-        found = parsing.result()
-        return parse.parse_chunk(lines, True, alert=self.alert) if in_header else found
 
     def placed(self, part: parse.Parsed) -> parse.Parsed:
         self.tally.add(part.tables["messages"], part.tables["waits"])

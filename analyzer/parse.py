@@ -345,12 +345,25 @@ def parse_chunk(lines: pl.DataFrame, in_header: bool, *, fast: bool = True, aler
     which the tests compare with the fast path on whole trace sets. `alert`: the lines are an
     alert log's (`split_alert`), not a trace's.
     """
-    groups, end_in_header = (split_alert(lines), False) if alert else split_families(lines, in_header)
+    groups, end_in_header = split_chunk(lines, in_header, alert=alert)
+    return parse_groups(groups, fast=fast), end_in_header
+
+
+def split_chunk(lines: pl.DataFrame, in_header: bool, *, alert: bool = False) -> tuple[dict[str, pl.DataFrame], bool]:
+    """The first half of `parse_chunk`: the chunk's lines sorted into families (`split_families`, or
+    `split_alert` for an alert log's), and the header state at its end. The chunks of a file are split
+    in turn, each with the state the one before it ended in."""
+    return (split_alert(lines), False) if alert else split_families(lines, in_header)
+
+
+def parse_groups(groups: dict[str, pl.DataFrame], *, fast: bool = True) -> Parsed:
+    """The second half of `parse_chunk`: the tables and line accounting of a chunk split into families
+    (`split_chunk`). It needs nothing of the chunks before it, so it may run on another thread."""
     ignored = Counter(
         {name.removeprefix("ignored:"): rows.height for name, rows in groups.items() if name.startswith("ignored:")}
     )
     tables, parsed = _parse_groups(groups, fast)
-    return Parsed(tables, +parsed, +ignored), end_in_header
+    return Parsed(tables, +parsed, +ignored)
 
 
 def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True, alert: bool = False) -> list[Parsed]:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from analyzer import fastpath, parse
+from analyzer import fastpath, ingest, parse, read
 from analyzer import grammar as g
 from analyzer.api import Options, analyze
 from analyzer.grammar import LGWR_PREFIXES, MESSAGE_PREFIXES
@@ -287,16 +287,27 @@ def test_sample_tables_are_the_same_either_way(path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("alone", [False, True], ids=["small-files-together", "each-file-in-chunks"])
 @pytest.mark.parametrize("generation", ["11.2", "12.1", "19c", "23ai"])
 def test_simulated_writes_are_the_same_either_way(
-    tmp_path: Path, generation: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, generation: str, alone: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The whole analysis with every line of a known family parsed by its grammar gives the same writes;
+    the set's files read together as small files do (`parse_files`), or each alone in 8 KB chunks, split
+    and parsed on two threads (`parse_groups`)."""
+    real_line = g.parse_line
+    if alone:
+        monkeypatch.setattr(ingest, "SMALL_BYTES", 0)
+        monkeypatch.setattr(ingest, "read_lines", functools.partial(read.read_lines, chunk_bytes=8192))
     simulate(tmp_path / "set", SimOptions(scenario="mixed", format_version=generation, writes=150, noise=0.3, seed=4))
     options = Options(zones=TimeZones(default_min=0))
     quick = analyze([str(tmp_path / "set")], options)
-    monkeypatch.setattr(parse, "parse_chunk", functools.partial(parse.parse_chunk, fast=False))
-    monkeypatch.setattr(parse, "parse_files", functools.partial(parse.parse_files, fast=False))
+    by_grammar = []
+    monkeypatch.setattr(g, "parse_line", lambda family, text: by_grammar.append(text) or real_line(family, text))
+    for name in ("parse_chunk", "parse_groups", "parse_files"):
+        monkeypatch.setattr(parse, name, functools.partial(getattr(parse, name), fast=False))
     spec = analyze([str(tmp_path / "set")], options)
+    assert len(by_grammar) >= sum(sum(f.parsed.parsed.values()) for f in spec.files)  # every line the grammar's
     assert quick.writes.height == 300
     assert_frame_equal(quick.writes, spec.writes)
     assert_frame_equal(quick.unmatched, spec.unmatched)

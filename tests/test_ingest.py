@@ -48,9 +48,9 @@ def same_file(alone: FileResult, together: FileResult) -> None:
 
 
 def test_chunks_parsed_ahead_are_parsed_as_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each chunk is parsed on a second thread while the one before is reduced, as if that one ended
-    outside a header. 256-byte chunks cut the sample trace's header: a chunk after one that ends inside
-    it is parsed again, and every chunk gives the tables of parsing in turn."""
+    """Each chunk is split into families in turn and parsed on a second thread while the one before is
+    reduced. 256-byte chunks cut the sample trace's header: a chunk after one that ends inside it is split
+    with that state, and every chunk gives the tables of parsing in turn."""
     monkeypatch.setattr(ingest, "read_lines", functools.partial(read.read_lines, chunk_bytes=256))
     reading = _Reading(discover([str(next(SAMPLES.rglob("chicago1_rfs_8801.trc")))])[0][0])
     chunks = list(reading.lines())
