@@ -25,9 +25,10 @@ FastPath = Callable[[pl.DataFrame], tuple[dict[str, pl.DataFrame], pl.DataFrame]
 # accepts) with anchored regexes without capture groups, then takes the fields by position.
 # Rows that fail the check, or whose numbers do not fit, go to lark. Trace lines repeat all but
 # a few numbers, so the text parts are checked and parsed once per distinct value and joined
-# back; per row remain the numbers (digits only: `_digits`) and, for stamps, a regex on the first
-# 31 characters or so. Offsets from `str.find` count bytes and `str.slice` counts characters, so
-# a key that is sliced at found offsets must be ASCII (`_ascii`).
+# back; per row remain the numbers (digits only: `_digits`) and, for stamps, a regex on the line
+# (a stamp's source is checked, not taken: the tables keep its time only). Offsets from
+# `str.find` count bytes and `str.slice` counts characters, so a key that is sliced at found
+# offsets must be ASCII (`_ascii`).
 #
 # Dates: years 1900-2999 (grammar.YEARS) and seconds 00-59 only; second 60 is no `datetime` for
 # the grammar, while polars would take it (chrono reads 60 as a leap second). Numbers beyond the
@@ -39,9 +40,10 @@ MESSAGE_KEY_SHAPE = (
     rf"^(?:\.\.\. )?(?:{_MESSAGE_TEXTS}) \[[A-Za-z0-9_]+\](?: response)? oper='[^']*'"
     r" flag=(?:0x[0-9a-fA-F]+|-?[0-9]+) thrd=[0-9]+ seq=[0-9]+$"
 )
-_KRS_SOURCE = r"(?:[0-9]+ [A-Za-z_][A-Za-z0-9_]*\.c|\[[A-Za-z_][A-Za-z0-9_]*\.c:[0-9]+\])"
+#: a krs stamp's source, `line file.c` or `[file.c:line]`: a line of 19 digits or more may not fit an Int64,
+#: and the grammar, which rejects such a number, decides
+_KRS_SOURCE = r"(?:[0-9]{1,18} [A-Za-z_][A-Za-z0-9_]*\.c|\[[A-Za-z_][A-Za-z0-9_]*\.c:[0-9]{1,18}\])"
 KRS_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}} {_KRS_SOURCE}$"
-KRS_SOURCE_SHAPE = rf"^{_KRS_SOURCE}$"
 ADR_LOCAL_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}$"
 ADR_ISO_SHAPE = rf"^\*\*\* {_DATE_TIME}\.[0-9]{{1,9}}[+-][0-9]{{2}}:[0-9]{{2}}(?: \((?:[^()]|\([^()]*\))*\))?$"
 #: a session-block line: an upper-case key, a value in parentheses (one level nested), a bare ADR stamp
@@ -205,7 +207,7 @@ def stamps(rows: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     krs, rest = _take(rows, _krs_shape(usual), usual, _krs) if usual else (_krs(rows.clear(), 0), rows)
     other, rest = _take(rest, KRS_SHAPE, fraction, _krs)
     krs = pl.concat([krs, other]).sort("line") if other.height else krs
-    krs, bad_krs = _keep(_per_distinct(krs, "_src", _sources), ["local", "src_line"], KRS)
+    krs, bad_krs = _keep(krs, ["local"], KRS)
     adr_local, rest = _take(rest, ADR_LOCAL_SHAPE, text.str.len_bytes() - _FRACTION_AT, _adr_local)
     adr_iso, rest = _take(rest, ADR_ISO_SHAPE, text.str.slice(_FRACTION_AT, 10).str.find("[+-]"), _adr_iso)
     session, rest = _sessions(rest)
@@ -230,12 +232,12 @@ def _sessions(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def _krs_shape(digits: int) -> str:
-    """The start of KRS_SHAPE up to the blank after exactly `digits` fraction digits.
+    """KRS_SHAPE with exactly `digits` fraction digits (then the source starts at a fixed offset).
 
-    The source after it repeats from line to line: `_sources` checks it once per distinct value
-    (a line whose source fails goes to the grammar), so the regex stops after 31 characters or so.
+    The source is checked, not taken: the stage after this one needs a stamp's time only, and the
+    regex runs on to the end of the line for about the cost of stopping after the fraction.
     """
-    return rf"^\*\*\* {_DATE_TIME}\.[0-9]{{{digits}}} "
+    return rf"^\*\*\* {_DATE_TIME}\.[0-9]{{{digits}}} {_KRS_SOURCE}$"
 
 
 #: what a krs stamp looks like up to its fraction, to guess the precision of a chunk's stamps
@@ -284,11 +286,7 @@ def _per_fraction(
 
 def _krs(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
     digits = min(fraction, 6)
-    return rows.with_columns(
-        local=_local(digits, " "),
-        digits=pl.lit(digits, pl.Int8),
-        _src=pl.col("text").str.slice(_FRACTION_AT + fraction + 1),
-    )
+    return rows.with_columns(local=_local(digits, " "), digits=pl.lit(digits, pl.Int8))
 
 
 def _adr_local(rows: pl.DataFrame, fraction: int) -> pl.DataFrame:
@@ -309,24 +307,6 @@ def _adr_iso(rows: pl.DataFrame, fraction: int, start: int = 4) -> pl.DataFrame:
         local=pl.when(valid).then(_local(digits, "T", start)),
         digits=pl.lit(digits, pl.Int8),
         utc_offset_min=(sign * minutes).cast(pl.Int32),
-    )
-
-
-def _sources(sources: pl.DataFrame) -> pl.DataFrame:
-    """krs source locations, `[file.c:line]` (19c+) or `line file.c` (<= 12.1), as file and line.
-
-    Only sources of the canonical shape: the others get no line, and their rows go to the grammar.
-    """
-    src = pl.col("_src")
-    bracket = src.str.starts_with("[")
-    parts = (
-        pl.when(bracket)
-        .then(src.str.strip_prefix("[").str.strip_suffix("]").str.split(":"))
-        .otherwise(src.str.split(" "))
-    )
-    return sources.filter(src.str.contains(KRS_SOURCE_SHAPE)).with_columns(
-        src_file=pl.when(bracket).then(parts.list.first()).otherwise(parts.list.last()),
-        src_line=_int(pl.when(bracket).then(parts.list.last()).otherwise(parts.list.first())),
     )
 
 

@@ -32,14 +32,9 @@ MESSAGES = schema(
     seq=pl.Int64,
     msgid=pl.Int64,
 )
-#: krs stamps: naive local time of the host that wrote them, plus the C source location
-KRS = schema(
-    line=pl.Int64,
-    local=US,
-    digits=pl.Int8,
-    src_file=pl.String,
-    src_line=pl.Int64,
-)
+#: krs stamps: naive local time of the host that wrote them (the C source location that the grammar
+#: reads is not kept: nothing after the parse stage asks for it)
+KRS = schema(line=pl.Int64, local=US, digits=pl.Int8)
 #: ADR wall-clock lines (bare `***` lines and session-block lines); offset only on ISO lines
 ADR = schema(line=pl.Int64, local=US, digits=pl.Int8, utc_offset_min=pl.Int32)
 #: 10046 WAIT lines

@@ -33,8 +33,6 @@ def _tables(kinds: list[MessageKind | None], first: int = 1, group: int = 0) -> 
                 "line": n,
                 "local": datetime(2024, 1, 1, 0, (n - first) // 60, (n - first) % 60),
                 "digits": 6,
-                "src_file": "krsr.c",
-                "src_line": 1,
             }
             for n, kind in numbered
             if kind is None
@@ -93,7 +91,7 @@ def test_associate_follows_the_rule_on_any_run_of_messages_and_stamps(kinds: lis
     )
     stamps = pl.DataFrame(
         [
-            {"line": n, "local": datetime(2024, 1, 1, 0, 0, n), "digits": 6, "src_file": "krsr.c", "src_line": 1}
+            {"line": n, "local": datetime(2024, 1, 1, 0, 0, n), "digits": 6}
             for n, kind in enumerate(kinds, 1)
             if kind is None
         ],
