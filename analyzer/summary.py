@@ -6,6 +6,7 @@ Pure functions from frames to frames/dicts; every renderer (terminal, JSON) uses
 from __future__ import annotations
 
 import functools
+import itertools
 import weakref
 from collections.abc import Callable
 from typing import TypeVar
@@ -104,14 +105,17 @@ def bucket_label(limit_ms: int | None) -> str:
 
 
 def histogram(writes: pl.DataFrame, column: str = "total_ms") -> pl.DataFrame:
-    """Counts per power-of-two millisecond bucket, in order; negative values count in `<1`."""
+    """Counts per power-of-two millisecond bucket, in order; negative values count in `<1`, nulls in none.
+
+    One pass of comparisons: how many values lie below each limit, and how many at or above the last;
+    a bucket's count is the difference of two of them (no logarithm, whose rounding could put a value
+    just below a power of two in the bucket above it, and no group-by)."""
     limits = list(HISTOGRAM_LIMITS_MS)
     col = pl.col(column)
-    index = pl.when(col < 1).then(0).otherwise(col.log(2).floor().cast(pl.Int64) + 1).clip(0, len(limits))
-    found = writes.select(index=index).drop_nulls().group_by("index").len()
-    counts = [0] * (len(limits) + 1)
-    for i, n in found.iter_rows():
-        counts[i] = n
+    below = [(col < limit).sum().alias(f"<{limit}") for limit in limits]
+    found = writes.select(*below, top=(col >= limits[-1]).sum()).row(0)
+    cumulative = [int(n) for n in found[:-1]]
+    counts = [cumulative[0], *(b - a for a, b in itertools.pairwise(cumulative)), int(found[-1])]
     labels = [bucket_label(limit) for limit in limits] + [bucket_label(None)]
     last = max((i for i, c in enumerate(counts) if c), default=-1)
     return pl.DataFrame({"bucket": labels[: last + 1], "count": counts[: last + 1]}, schema=HISTOGRAM)

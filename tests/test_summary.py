@@ -69,6 +69,14 @@ def test_histogram_buckets_are_those_of_v_event_histogram() -> None:
     assert h["bucket"][-1] == ">=65536" and counts[">=65536"] == 1
 
 
+def test_histogram_puts_a_value_just_below_a_power_of_two_under_it_and_counts_no_null() -> None:
+    """log2(65536 - 2**-37) rounds to 16.0 in floating point: a bucket by logarithm would put it in `>=65536`."""
+    values = pl.DataFrame({"total_ms": [4 - 2**-51, 65536 - 2**-37, 65536.0, None, 2.0]})
+    counts = dict(histogram(values).iter_rows())
+    assert (counts["<4"], counts["<65536"], counts[">=65536"]) == (2, 1, 1)
+    assert sum(counts.values()) == 4
+
+
 def test_verdict_totals_and_shares_look_at_slow_writes() -> None:
     w = writes([150.0, 50.0, 300.0], ["network", "network", "rfs_io"])
     totals = {r["verdict"]: r for r in verdict_totals(w).iter_rows(named=True)}
