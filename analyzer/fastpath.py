@@ -232,7 +232,7 @@ def _sessions(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def _krs_shape(digits: int) -> str:
-    """KRS_SHAPE with exactly `digits` fraction digits (then the source starts at a fixed offset).
+    """KRS_SHAPE with exactly `digits` fraction digits (`_local` then takes the time at fixed offsets).
 
     The source is checked, not taken: the stage after this one needs a stamp's time only, and the
     regex runs on to the end of the line for about the cost of stopping after the fraction.

@@ -70,9 +70,8 @@ class _Reading:
 
         A chunk is split into line families here, in turn, each with the header state the one before
         it ended in (`parse.split_chunk`); its families are parsed on a second thread (`parse.parse_groups`)
-        while the next chunk is read and split and the one before it is reduced. The two threads get
-        about equal shares of a chunk's work, so a file read alone (the last of a set, or the one big RFS
-        trace of a single-instance primary) keeps both cores busy.
+        while the next chunk is read and split and the one before it is reduced, so a file read alone (the
+        last of a set, or the one big RFS trace of a single-instance primary) keeps both cores busy.
         """
         in_header = False
         ahead = ThreadPoolExecutor(max_workers=1)
