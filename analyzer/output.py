@@ -73,21 +73,27 @@ def _write_replacing(render: Callable[[TextIO], None], output: Path) -> None:
         why = f"{folder} is not a folder" if folder.exists() else f"the folder {folder} does not exist"
         raise OutputError(f"cannot write the report to {output}: {why}")
     part: Path | None = None
-    handle: int | None = None  # the new file's descriptor until a file object owns it
+    out: TextIO | None = None
     try:
-        with stop_deferred():  # a stop signal as the file is created: raised once its name is known
+        # a stop signal as the file is created, or as a file object takes its descriptor, is raised at
+        # the end of the region: by then the name is known and one object owns the descriptor
+        with stop_deferred():
             handle, name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
             part = Path(name)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            handle = None
+            try:
+                out = os.fdopen(handle, "w", encoding="utf-8")
+            except BaseException:
+                os.close(handle)
+                raise
+        with out:
             render(out)
         os.chmod(part, _mode(output))
         part.replace(output)
     except OSError as err:
         _output_failed(err, str(output))
     finally:
-        if handle is not None:
-            os.close(handle)
+        if out is not None:
+            out.close()  # when the signal came before `with out` (closing twice does nothing)
         if part is not None:
             part.unlink(missing_ok=True)
 

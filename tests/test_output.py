@@ -96,3 +96,29 @@ def test_a_stop_signal_just_as_the_temporary_file_is_created_leaves_nothing(
     assert len(handles) == 1
     with pytest.raises(OSError, match="Bad file descriptor"):  # closed, and nothing opened since took its number
         os.fstat(handles[0])
+
+
+def test_a_stop_signal_as_the_file_object_takes_the_descriptor_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The signal's handler runs once the file object owns the descriptor, before it is returned (a
+    SIGTERM landed there now and then while the HTML report was written): the stop is said as a stop,
+    not as a descriptor closed twice, and neither file nor descriptor is left."""
+    real = os.fdopen
+    handles = []
+
+    def opened_then_stopped(handle: int, *args: Any, **kwargs: Any) -> Any:
+        handles.append(handle)
+        out = real(handle, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return out
+
+    monkeypatch.setattr(os, "fdopen", opened_then_stopped)
+    target = tmp_path / "r.txt"
+    target.write_text("earlier report")
+    with stop_on_signals(), pytest.raises(Interrupted):
+        write_report(lambda out: out.write("new"), target)
+    assert target.read_text() == "earlier report" and sorted(tmp_path.iterdir()) == [target]
+    assert len(handles) == 1
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        os.fstat(handles[0])
