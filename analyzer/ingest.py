@@ -1,8 +1,9 @@
 """Read, parse and reduce sources into `FileResult`s: files on both cores, small files parsed together.
 
 A file is read chunk by chunk (`analyzer.read`), each chunk parsed (`analyzer.parse`) and reduced
-(`analyzer.reduce`) in turn, the next one parsed on a second thread while one is reduced, so memory
-follows the chunk size (three chunks at most: one read, one parsed, one reduced). A chunk costs a few
+(`analyzer.reduce`) in turn: split into line families on the file's thread, its families parsed on a
+second thread while the chunk before it is reduced, so memory follows the chunk size (three chunks at
+most: one read, one parsed, one reduced). A chunk costs a few
 hundred polars queries however few lines it has: an upload of thousands of small traces would pay
 them thousands of times. So the files that fit in one chunk are read one after the other, parsed
 together (`parse.parse_files`) and reduced together (`analyzer.reduce_many`), a batch at a time:

@@ -253,13 +253,8 @@ def utc_columns(
         return collect_rows(frame.lazy().with_columns(**added), 0)
     offsets = zones["utc_offset_min"].unique()
     if len(offsets) <= 1:  # no ISO line (the fallback zone), or one offset: every column in one query
-        one = pl.lit(int(offsets[0])) if len(offsets) else None
-        return frame.with_columns(
-            **{
-                out: local_to_utc(pl.col(local), fallback) if one is None else _minus(pl.col(local), one)
-                for out, (local, _) in columns.items()
-            }
-        )
+        zone = int(offsets[0]) if len(offsets) else fallback
+        return frame.with_columns(**{out: local_to_utc(pl.col(local), zone) for out, (local, _) in columns.items()})
     first = int(zones["utc_offset_min"][0])
     for out, (local, key) in columns.items():
         found = (
@@ -269,13 +264,9 @@ def utc_columns(
             .sort("_row")
         )
         frame = frame.with_columns(_offset=found["utc_offset_min"].fill_null(first))
-        frame = frame.with_columns(_minus(pl.col(local), pl.col("_offset")).alias(out)).drop("_offset")
+        at = (pl.col(local) - pl.duration(minutes=pl.col("_offset"))).dt.replace_time_zone("UTC")
+        frame = frame.with_columns(at.alias(out)).drop("_offset")
     return frame
-
-
-def _minus(local: pl.Expr, minutes: pl.Expr) -> pl.Expr:
-    """Naive local times less their UTC offset in minutes: UTC."""
-    return (local - pl.duration(minutes=minutes)).dt.replace_time_zone("UTC")
 
 
 def to_utc(rows: pl.DataFrame, adr: pl.DataFrame, fallback: Zone) -> pl.DataFrame:
