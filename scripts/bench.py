@@ -10,7 +10,9 @@ times, alternating within each round, `grep -c msgid=` over its trace files and 
 in each output asked for (JSON, the default text report and CSV by default; Markdown, HTML), every
 output drained through a pipe (GNU grep stops at the first match when its output is /dev/null). It
 prints, per size and command, the median wall time, MB/s, the ratio to grep measured in the same
-rounds and the peak RSS, then the exponents k of time ~ size^k and peak RSS ~ size^k between
+rounds, the CPU seconds (user and system, every thread), the cores they kept busy, `best x grep` (the
+ratio those CPU seconds would give with every core busy all the time: what more parallelism alone could
+reach) and the peak RSS, then the exponents k of time ~ size^k and peak RSS ~ size^k between
 consecutive sizes. `--gzip` also times the gzipped corpus: `gzip -dc | grep -c` against `dgtrace
 analyze` of the .gz files.
 
@@ -23,7 +25,8 @@ configurations x 3 days, older days gzipped, with alert logs, .trm maps and fore
 `--share-writes` writes per thread, configuration and day) into a fresh dataset directory each
 round, with each engine of `--engines` (local, dask), against `zcat -f | grep -c msgid=` over the
 same trace files in the same rounds; then a second run over the same share (nothing to do). It
-prints seconds, MB/s (of the uncompressed traces), writes per second and the ratio to grep.
+prints seconds, MB/s (of the uncompressed traces), writes per second, the ratio to grep and the CPU
+columns above (the batch's worker processes included).
 
 `--against DIR` also times another source tree (another commit's: `git archive COMMIT | tar -x -C DIR`),
 each of its commands right after the same command of this tree, in the same rounds: a before/after
@@ -69,16 +72,22 @@ OUTPUTS = {
 }
 
 
+#: the cores the commands may use: `best x grep` is the time their CPU seconds would take on all of them
+CORES = os.cpu_count() or 1
+
+
 @dataclass(frozen=True)
 class Run:
-    """One timed command: wall seconds and the peak resident set size of the child (MB)."""
+    """One timed command: wall seconds, the peak resident set size of the child (MB) and the CPU
+    seconds (user and system) of the child, its threads and the processes it waited for."""
 
     seconds: float
     peak_mb: float
+    cpu_s: float = 0.0
 
 
 def timed(cmd: list[str], tree: Path | None = None) -> Run:
-    """Run a command, draining its stdout through a pipe; wall time and the child's peak RSS.
+    """Run a command, draining its stdout through a pipe; wall time, the child's peak RSS and CPU seconds.
     `tree`: the source tree whose analyzer `python -m analyzer` runs (default CODE)."""
     tree = tree or CODE
     env = {**os.environ, "PYTHONPATH": str(tree)} if tree != ROOT else None
@@ -88,13 +97,28 @@ def timed(cmd: list[str], tree: Path | None = None) -> Run:
         assert proc.stdout is not None
         while proc.stdout.read(1 << 20):
             pass
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status, usage = os.wait4(proc.pid, 0)  # wait4: the child's resource use with its status
         seconds = time.perf_counter() - start
-        exit_code = os.waitstatus_to_exitcode(status)
+        exit_code = proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by `proc`
+        proc.stdout.close()
         if exit_code not in (0, 1):  # grep -c exits 1 when a file has no match; dgtrace 1 is "partial"
             errors.seek(0)
             raise SystemExit(f"{' '.join(cmd[:5])}... failed with exit code {exit_code}: {errors.read(500).decode()}")
-    return Run(seconds, usage.ru_maxrss / 1024)
+    return Run(seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
+
+
+def cpu_figures(runs: list[Run], grep_s: float) -> dict[str, float]:
+    """The median CPU seconds of a command's runs, the cores they kept busy (CPU seconds per second of
+    the median run) and `best x grep`: the ratio to grep that the same CPU seconds would give with
+    every one of CORES cores busy all the time (what parallelism alone could reach; below it, only
+    less work per byte gets)."""
+    cpu = statistics.median(r.cpu_s for r in runs)
+    seconds = statistics.median(r.seconds for r in runs)
+    return {
+        "cpu_s": round(cpu, 2),
+        "cores": round(cpu / seconds, 2) if seconds else 0.0,
+        "best_ratio_to_grep": round(cpu / CORES / grep_s, 2) if grep_s else 0.0,
+    }
 
 
 def build_corpus(corpus: Path, size: str, generation: str, threads: int = 2) -> list[Path]:
@@ -185,6 +209,7 @@ def measure(
             "ratio_to_grep": round(seconds / grep_s, 2),
             "peak_rss_mb": round(max(r.peak_mb for r in rounds[name]), 1),
             "mb_s": round(size_mb / seconds, 1),
+            **cpu_figures(rounds[name], grep_s),
         }
     return result
 
@@ -210,18 +235,26 @@ def scaling(results: list[dict[str, object]], outputs: list[str]) -> list[dict[s
 
 
 def _print(results: list[dict[str, object]], outputs: list[str]) -> None:
-    header = f"{'input':>12} {'command':>23} {'median s':>9} {'MB/s':>7} {'x grep':>7} {'peak RSS MB':>12}"
+    header = f"{'input':>12} {'command':>23} {'median s':>9} {'MB/s':>7} {'x grep':>7} {CPU_HEADER} {'peak RSS MB':>12}"
     print(header)
     print("-" * len(header))
     for r in results:
         label = f"{r['input_mb']:,.0f} MB" + (" gz" if r.get("gzip") else "")
-        print(f"{label:>12} {'grep -c':>23} {r['grep_s']:>9.2f} {'':>7} {'1.00':>7} {'':>12}")
+        print(f"{label:>12} {'grep -c':>23} {r['grep_s']:>9.2f} {'':>7} {'1.00':>7} {'':>{len(CPU_HEADER)}} {'':>12}")
         for name in names_of(outputs):
             m = r[name]
             assert isinstance(m, dict)
             command = f"dgtrace {name}"
-            cells = f"{m['seconds']:>9.2f} {m['mb_s']:>7.1f} {m['ratio_to_grep']:>7.2f} {m['peak_rss_mb']:>12.0f}"
-            print(f"{'':>12} {command:>23} {cells}")
+            cells = f"{m['seconds']:>9.2f} {m['mb_s']:>7.1f} {m['ratio_to_grep']:>7.2f} {_cpu_cells(m)}"
+            print(f"{'':>12} {command:>23} {cells} {m['peak_rss_mb']:>12.0f}")
+
+
+#: the CPU columns of both tables: CPU seconds, cores kept busy, the ratio to grep with every core busy
+CPU_HEADER = f"{'CPU s':>7} {'cores':>5} {'best x grep':>11}"
+
+
+def _cpu_cells(m: dict[str, float]) -> str:
+    return f"{m['cpu_s']:>7.1f} {m['cores']:>5.2f} {m['best_ratio_to_grep']:>11.2f}"
 
 
 def build_share(share: Path, writes: int) -> tuple[list[Path], int, float]:
@@ -282,13 +315,15 @@ def measure_batch(share: Path, engines: list[str], runs: int, work: Path) -> dic
             "mb_s": round(trace_mb / seconds, 1),
             "writes_s": round(rows / seconds),
             "peak_rss_mb": round(max(r.peak_mb for r in rounds[name]), 1),
+            **cpu_figures(rounds[name], grep_s),
         }
     return result
 
 
 def _print_batch(result: dict[str, object], engines: list[str]) -> None:
     print(f"{result['trace_files']} trace files, {result['trace_mb']} MB of traces, {result['writes']:,} writes")
-    header = f"{'command':>33} {'median s':>9} {'MB/s':>7} {'writes/s':>9} {'x grep':>7} {'peak RSS MB':>12}"
+    columns = f"{'median s':>9} {'MB/s':>7} {'writes/s':>9} {'x grep':>7} {CPU_HEADER}"
+    header = f"{'command':>33} {columns} {'peak RSS MB':>12}"
     print(header)
     print("-" * len(header))
     print(f"{'zcat -f | grep -c':>33} {result['grep_s']:>9.2f} {'':>7} {'':>9} {'1.00':>7}")
@@ -296,7 +331,7 @@ def _print_batch(result: dict[str, object], engines: list[str]) -> None:
         m = result[name]
         assert isinstance(m, dict)
         label = f"batch --engine {name}" if name != "rerun" else "batch again (no work)"
-        cells = f"{m['seconds']:>9.2f} {m['mb_s']:>7.1f} {m['writes_s']:>9,} {m['ratio_to_grep']:>7.2f}"
+        cells = f"{m['seconds']:>9.2f} {m['mb_s']:>7.1f} {m['writes_s']:>9,} {m['ratio_to_grep']:>7.2f} {_cpu_cells(m)}"
         print(f"{label:>33} {cells} {m['peak_rss_mb']:>12.0f}")
 
 

@@ -1,0 +1,30 @@
+"""scripts/bench.py's CPU columns: the CPU seconds of a timed command, and what they say about parallelism."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from scripts.bench import CORES, Run, cpu_figures, timed
+
+#: a child that keeps one core busy for a while, then one that sleeps as long
+BUSY = [sys.executable, "-c", "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"]
+IDLE = [sys.executable, "-c", "import time; time.sleep(0.4)"]
+
+
+def test_a_timed_command_counts_the_cpu_seconds_of_the_child() -> None:
+    busy, idle = timed(BUSY), timed(IDLE)
+    assert busy.cpu_s >= 0.4  # the loop alone burns that much
+    assert busy.cpu_s <= busy.seconds * CORES + 0.05
+    assert idle.seconds >= 0.4 and idle.cpu_s < 0.3  # waiting is no CPU time
+
+
+def test_cpu_figures_take_medians_and_the_time_on_every_core() -> None:
+    runs = [Run(10.0, 500.0, 15.0), Run(12.0, 510.0, 19.0), Run(11.0, 505.0, 16.0)]
+    figures = cpu_figures(runs, grep_s=0.5)
+    assert figures["cpu_s"] == 16.0
+    assert figures["cores"] == pytest.approx(16.0 / 11.0, abs=0.01)
+    assert figures["best_ratio_to_grep"] == pytest.approx(16.0 / CORES / 0.5, abs=0.01)
+    # a command on one core could at best go CORES times as fast: the best ratio is below the ratio
+    assert figures["best_ratio_to_grep"] <= 11.0 / 0.5
