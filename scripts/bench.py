@@ -83,7 +83,7 @@ class Run:
 
     seconds: float
     peak_mb: float
-    cpu_s: float = 0.0
+    cpu_s: float
 
 
 def timed(cmd: list[str], tree: Path | None = None) -> Run:
