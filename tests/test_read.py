@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from analyzer.api import Options, analyze
 from analyzer.parse import merge, parse_chunk
-from analyzer.read import MAX_LINE_CHARS, SMALL_BLOCK, ReadStats, _decode, read_lines
+from analyzer.read import DENSE_NEWLINES, MAX_LINE_CHARS, SMALL_BLOCK, ReadStats, _decode, _newlines, read_lines
 from analyzer.schemas import LINES
 from analyzer.sniff import encoding_of
 from analyzer.zones import TimeZones
@@ -122,6 +122,21 @@ def test_chunks_are_bounded_in_lines_and_bytes_whatever_the_line_structure(shape
         sizes.append(int(frame["text"].str.len_bytes().sum()))
     assert max(heights) <= 100_000 + 65_536 and max(sizes) <= MAX_LINE_CHARS
     assert stats.lines == (3_000_000 if shape == "newlines" else 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=200), max_size=2000), st.binary(max_size=300))
+def test_a_block_s_newlines_are_counted_exactly_whatever_its_line_lengths(lengths: list[int], tail: bytes) -> None:
+    """Short lines are counted one way, long ones another: both give `bytes.count`."""
+    block = b"".join(b"x" * n + b"\n" for n in lengths) + tail
+    assert _newlines(block) == block.count(b"\n")
+
+
+@pytest.mark.parametrize("line", [b"\n", b"ab\n", b"*** 2024-10-22 16:18:52.879219 [krsr.c:1871]\n"])
+def test_bare_newlines_and_trace_lines_take_both_ways_of_counting(line: bytes) -> None:
+    block = line * (65_536 // len(line))
+    assert (block.count(b"\n", 0, 1024) > DENSE_NEWLINES) == (len(line) < 32)
+    assert _newlines(block) == 65_536 // len(line)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 4096])
