@@ -13,6 +13,7 @@ whatever the engine. A unit that fails is reported with its error; the others go
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -107,13 +108,35 @@ def _pool(units: Sequence[Unit], workers: int) -> Iterator[Outcome]:
                     yield unit, _error(err)
     finally:
         # stopped early (a signal, an error while writing): do not wait for the units still running
-        workers_now: Any = getattr(pool, "_processes", None) or {}  # the pool's own processes (no public API)
-        processes = list(workers_now.values()) if pending else []
-        pool.shutdown(wait=not pending, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        for process in processes:  # gone and collected: the sweep at the end of the run takes their spill directories
-            process.join(5.0)
+        stop_pool(pool, waiting=bool(pending))
+
+
+def stop_pool(pool: ProcessPoolExecutor, *, waiting: bool) -> None:
+    """Shut the pool down; `waiting`: units are still running, whose workers are stopped, not waited for.
+
+    A worker stopped while it writes a unit's result into the pool's result pipe leaves the pool's
+    own thread waiting for the rest of that result: the parent holds the last write end of the pipe,
+    so no end of file ever comes, and the interpreter waits for that thread at exit (a run stopped by
+    SIGTERM would never end). With the workers gone, that write end is closed: the thread reads the
+    end of file, takes the pool as broken and ends.
+    """
+    # the pool's own processes, thread and result pipe (no public API), taken before `shutdown` drops them
+    workers_now: Any = getattr(pool, "_processes", None) or {}
+    processes = list(workers_now.values()) if waiting else []
+    thread: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
+    writer: Any = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    pool.shutdown(wait=not waiting, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:  # gone and collected: the sweep at the end of the run takes their spill directories
+        process.join(5.0)
+    if not processes or thread is None:
+        return
+    thread.join(1.0)
+    if thread.is_alive() and writer is not None:  # reading a result no worker will finish
+        with contextlib.suppress(OSError):
+            writer.close()  # the parent's write end was the last one open: the thread reads the end of file
+        thread.join(5.0)
 
 
 def watch_parent(parent: int, every_s: float = 1.0) -> None:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import struct
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from analyzer.batch.engine import EngineName, EngineSpec, run_units
+from analyzer.batch.engine import EngineName, EngineSpec, run_units, stop_pool
 from analyzer.errors import UsageError
 from tests.batch.helpers import batch, check_against_truth, same_rows, truth
 
@@ -49,6 +53,26 @@ def test_engine_options_that_cannot_work() -> None:
     with pytest.raises(UsageError, match="existing one"):
         EngineSpec(EngineName.DASK, workers=2, scheduler="tcp://127.0.0.1:8786")
     assert list(run_units([], EngineSpec())) == []
+
+
+def test_a_pool_stopped_while_a_result_is_half_written_lets_its_thread_end() -> None:
+    """A worker stopped in the middle of writing a unit's result: the pool's thread, which waits for the
+    rest of it, ends once the pool is stopped, so the interpreter does not wait for it forever at exit
+    (a batch stopped by SIGTERM then never ended)."""
+    pool = ProcessPoolExecutor(2, multiprocessing.get_context("spawn"))
+    futures = [pool.submit(time.sleep, 30) for _ in range(2)]
+    deadline = time.monotonic() + 60
+    while not all(f.running() for f in futures) and time.monotonic() < deadline:
+        time.sleep(0.05)  # both workers busy with a unit
+    internals: Any = pool  # its thread and result pipe: no public API
+    thread, writer = internals._executor_manager_thread, internals._result_queue._writer
+    os.write(writer.fileno(), struct.pack("!i", 1 << 20) + bytes(16))  # a result of 1 MiB, cut after 16 bytes
+    time.sleep(0.5)  # the pool's thread reads the header and waits for the rest
+    assert thread.is_alive()
+    started = time.monotonic()
+    stop_pool(pool, waiting=True)
+    assert not thread.is_alive()
+    assert time.monotonic() - started < 20
 
 
 WORKER = """
