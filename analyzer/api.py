@@ -1,6 +1,6 @@
 """The pipeline as one call, and its stages as public functions to call one by one.
 
-    discover -> read_files (read, parse, reduce: `analyzer.ingest`) -> link_topology (configurations and
+    discover -> read_files (read, parse, reduce: `analyzer.reduce.ingest`) -> link_topology (configurations and
     who sends to whom) -> match_sides (match and attribute link by link, in batches) -> finish
     (clock, one-way delays, LGWR warnings, --since/--until)
 
@@ -15,26 +15,27 @@ from dataclasses import replace
 
 import polars as pl
 
-from analyzer import alerts, links
-from analyzer.attribute import fast_sync_ms, tie_warnings
-from analyzer.awr import AwrReport, read_awr
-from analyzer.batches import Batched, Matching, candidate_scores, match_links
-from analyzer.clock import estimate_offsets, one_way
-from analyzer.errors import NoInputError
-from analyzer.gaps import find as find_gaps
-from analyzer.gaps import place as place_in_gaps
-from analyzer.identify import read_identity
-from analyzer.ingest import read_file, read_files
-from analyzer.limits import Limits
-from analyzer.links import Topology
-from analyzer.oratcptest import BaselineRun, read_baseline
-from analyzer.results import Analysis, FileResult, Options, ProgressHook, assume_common_zones
-from analyzer.schemas import LINKED, empty, narrowed
-from analyzer.segments import Side, join_segments, lgwr_lines, side
-from analyzer.sources import Skipped, Source, discover
-from analyzer.spill import spill_directory
-from analyzer.transport import Destination
-from analyzer.vocab import Role
+from analyzer.base.errors import NoInputError
+from analyzer.base.schemas import LINKED, empty, narrowed
+from analyzer.base.spill import spill_directory
+from analyzer.base.vocab import Role
+from analyzer.companions.awr import AwrReport, read_awr
+from analyzer.companions.oratcptest import BaselineRun, read_baseline
+from analyzer.inputs.limits import Limits
+from analyzer.inputs.sources import Skipped, Source, discover
+from analyzer.match import alerts, links
+from analyzer.match.analysis import Analysis
+from analyzer.match.attribute import fast_sync_ms, tie_warnings
+from analyzer.match.by_link import Batched, Matching, candidate_scores, match_links
+from analyzer.match.clock import estimate_offsets, one_way
+from analyzer.match.gaps import find as find_gaps
+from analyzer.match.gaps import place as place_in_gaps
+from analyzer.match.links import Topology
+from analyzer.match.segments import Side, join_segments, lgwr_lines, side
+from analyzer.match.transport import Destination
+from analyzer.parse.identify import read_identity
+from analyzer.reduce.ingest import read_file, read_files
+from analyzer.reduce.results import FileResult, Options, ProgressHook, assume_common_zones
 
 __all__ = [
     "Analysis",
@@ -72,7 +73,7 @@ def configurations(sources: Sequence[Source], destinations: Sequence[Destination
 
 def link_topology(files: list[FileResult], destinations: Sequence[Destination] = ()) -> Topology:
     """The configurations and links of the files: their identities decide, and where they leave a
-    receiver several candidate senders, the match rate of each (`analyzer.links`)."""
+    receiver several candidate senders, the match rate of each (`analyzer.match.links`)."""
     identities = [f.identity for f in files]
     pairs = links.undecided(links.assign(identities, destinations))
     scores = candidate_scores(files, pairs) if pairs else {}

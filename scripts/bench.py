@@ -57,7 +57,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analyzer.units import parse_size  # noqa: E402
+from analyzer.base.units import parse_size  # noqa: E402
 
 DGTRACE = [sys.executable, "-m", "analyzer"]
 #: the source tree whose analyzer runs (`--code`: another commit's, `git archive COMMIT | tar -x -C DIR`)

@@ -39,13 +39,16 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import api, ingest, insights, parse
-from analyzer.classify import Source
-from analyzer.read import ReadStats, read_lines
-from analyzer.reduce import FileReducer
+from analyzer import api
+from analyzer.base.zones import TimeZones
+from analyzer.findings import insights
+from analyzer.inputs.classify import Source
+from analyzer.parse import families as parse
+from analyzer.parse.lines import ReadStats, read_lines
+from analyzer.reduce import ingest
+from analyzer.reduce.placement import PlacementTally
+from analyzer.reduce.reducer import FileReducer
 from analyzer.report import machine
-from analyzer.transport import PlacementTally
-from analyzer.zones import TimeZones
 
 #: (module, functions) wrapped, in pipeline order
 STAGES: list[tuple[ModuleType, list[str]]] = [

@@ -32,10 +32,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analyzer import awr_cells, oratcptest_lines  # noqa: E402
-from analyzer import grammar as g  # noqa: E402
-from analyzer.grammar import LineError  # noqa: E402
-from analyzer.parse import record_row  # noqa: E402
+from analyzer.companions import awr_cells, oratcptest_lines  # noqa: E402
+from analyzer.parse import grammar as g  # noqa: E402
+from analyzer.parse.families import record_row  # noqa: E402
+from analyzer.parse.grammar import LineError  # noqa: E402
 from scripts.output_digests import digests  # noqa: E402
 
 CASES = ROOT / "tests" / "grammar" / "cases"

@@ -7,11 +7,11 @@ import io
 import polars as pl
 
 from analyzer.api import Analysis, FileResult, Options, analyze_files, read_file
-from analyzer.parse import parse_chunk
-from analyzer.reduce import reduce_parsed
-from analyzer.sources import Source
-from analyzer.stamping import associate
-from analyzer.zones import TimeZones
+from analyzer.base.zones import TimeZones
+from analyzer.inputs.sources import Source
+from analyzer.parse.families import parse_chunk
+from analyzer.reduce.reducer import reduce_parsed
+from analyzer.reduce.stamping import associate
 from tests.conftest import lines_frame
 
 MSG = "oper='Write' flag=67111042 thrd={t} seq={s} msgid={m}"

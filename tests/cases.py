@@ -2,7 +2,7 @@
 
 A case file is tests/grammar/cases/<grammar>/<construct>--<case>.txt (`rejects--*` for lines that
 must fail); its .json is written by scripts/regen_golden.py from the grammar (the specification).
-The trace families (tests/test_grammar.py) and the companion inputs (tests/test_textinput.py) use them.
+The trace families (tests/parse/test_grammar.py) and the companion inputs (tests/companions/test_textinput.py) use them.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from datetime import datetime
 
 from hypothesis import strategies as st
 
-from analyzer.grammar import LGWR_PREFIXES, MESSAGE_PREFIXES
-from analyzer.parse import OTHER_10046_PREFIXES
+from analyzer.parse.families import OTHER_10046_PREFIXES
+from analyzer.parse.grammar import LGWR_PREFIXES, MESSAGE_PREFIXES
 
 KIND_TEXT = list(MESSAGE_PREFIXES.values())
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analyzer import batches
 from analyzer.api import Options, analyze, analyze_files, configurations, discover
+from analyzer.base.schemas import NARROW_INTS
+from analyzer.match import by_link as batches
 from analyzer.report.machine import render_json
-from analyzer.schemas import NARROW_INTS
 from analyzer.simulate import ShareOptions, simulate_share
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate

@@ -33,11 +33,35 @@ def _modules(directory: Path, prefix: str) -> set[str]:
     return found | {f"{prefix}.{p.name}" for p in directory.iterdir() if (p / "__init__.py").is_file()}
 
 
-def test_every_module_has_its_place_in_a_layers_contract() -> None:
+#: the stage packages, bottom up (each may import those before it, never those after)
+STAGES = ("base", "inputs", "parse", "companions", "reduce", "match", "findings")
+
+
+def test_the_top_level_is_the_stage_packages_and_a_few_modules_each_in_the_layers_contract() -> None:
     layers = [c for c in CONTRACTS if c["type"] == "layers"]
-    top, report = _layered(layers[0]), _layered(layers[1])
+    top = _layered(layers[0])
     assert _modules(PACKAGE, "analyzer") == top
-    assert _modules(PACKAGE / "report", "analyzer.report") == report
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert set(STAGES) <= packages
+    assert len([p for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]) <= 8
+    order = [str(layer) for layer in layers[0]["layers"]]  # type: ignore[union-attr]
+    assert [order.index(f"analyzer.{stage}") for stage in STAGES] == sorted(
+        (order.index(f"analyzer.{stage}") for stage in STAGES), reverse=True
+    ), "the stages are layered bottom up in their pipeline order"
+
+
+def test_the_packages_with_an_inner_order_have_every_module_in_it() -> None:
+    inner = {str(c["containers"][0]): _layered(c) for c in CONTRACTS if c["type"] == "layers" and c.get("containers")}  # type: ignore[index]
+    assert set(inner) == {"analyzer.report", "analyzer.batch"}
+    for container, names in inner.items():
+        folder = PACKAGE / container.removeprefix("analyzer.")
+        assert _modules(folder, container) == names, container
+
+
+def test_the_terminal_contract_names_every_package_but_the_command_line_and_the_renderers() -> None:
+    (terminal,) = [c for c in CONTRACTS if c["type"] == "forbidden" and "typer" in c["forbidden_modules"]]  # type: ignore[operator]
+    quiet = {f"analyzer.{name}" for name in (*STAGES, "api", "batch")}
+    assert set(terminal["source_modules"]) == quiet  # type: ignore[arg-type]
 
 
 def test_no_module_is_over_500_lines_and_the_facade_is_thin() -> None:

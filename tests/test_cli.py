@@ -15,9 +15,9 @@ from typing import Any, TextIO
 import pytest
 
 from analyzer import cli
-from analyzer.errors import ExitCode
+from analyzer.base.errors import ExitCode
+from analyzer.base.schemas import TIMELINE, WRITES
 from analyzer.report.formats import OutputFormat
-from analyzer.schemas import TIMELINE, WRITES
 from tests.conftest import invoke, write
 
 PAPER = "samples/paper-2014"

@@ -24,8 +24,8 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analyzer.errors import CorruptInput, ExitCode, LimitExceeded
-from analyzer.sources import Limits, Skipped, discover
+from analyzer.base.errors import CorruptInput, ExitCode, LimitExceeded
+from analyzer.inputs.sources import Limits, Skipped, discover
 from tests.conftest import zip_bytes
 from tests.uploads import drain, member, read, tar_of, write
 

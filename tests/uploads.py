@@ -6,8 +6,8 @@ import io
 import tarfile
 from pathlib import Path
 
-from analyzer.classify import Source
-from analyzer.skips import Skipped
+from analyzer.inputs.classify import Source
+from analyzer.inputs.skips import Skipped
 
 
 def write(path: Path, data: bytes) -> Path:

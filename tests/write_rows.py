@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from analyzer.schemas import WRITES
+from analyzer.base.schemas import WRITES
 
 #: a write is slow from this total (ms)
 THRESHOLD = 100.0

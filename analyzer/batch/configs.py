@@ -4,7 +4,7 @@ A `Grouping` takes the identity of every known source and returns the configurat
 engine calls it once per run over all the sources it knows (this night's and earlier ones), so a
 standby trace that arrives a night before its primary's joins the primary's configuration on the
 night the primary's arrives. `by_identity` (the default) groups them as the analysis does
-(`analyzer.links.configurations`); `by_adr_path` is a simpler grouping that needs no more than the
+(`analyzer.match.links.configurations`); `by_adr_path` is a simpler grouping that needs no more than the
 probe's own identity:
 
 - a source's database is the db_unique_name of its ADR path (`.../diag/rdbms/<db>/<sid>/trace/`),
@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from analyzer import links
+from analyzer.base.vocab import Decider, Duty, Role
 from analyzer.batch.probe import SourceInfo
-from analyzer.identify import FileIdentity
-from analyzer.vocab import Decider, Duty, Role
+from analyzer.match import links
+from analyzer.parse.identify import FileIdentity
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ Grouping = Callable[[Sequence[SourceInfo]], list[Configuration]]
 
 
 def by_identity(sources: Sequence[SourceInfo]) -> list[Configuration]:
-    """Configurations as the analysis groups files (`analyzer.links.configurations`: ADR path,
+    """Configurations as the analysis groups files (`analyzer.match.links.configurations`: ADR path,
     header, the sender each RFS session names, ambiguity reported), from the identity each probe
     kept; named after their databases so that a unit keeps its name from run to run."""
     identities = links.with_databases([_identity(info) for info in sources])

@@ -1,6 +1,6 @@
 """The `daily` table: one row per configuration and day, from that day's writes.
 
-Percentiles are those of the analysis summary (`analyzer.summary.component_stats`: an observed
+Percentiles are those of the analysis summary (`analyzer.findings.summary.component_stats`: an observed
 value, never an interpolated one), so a day's p99 is the p99 `dgtrace analyze` reports for the
 same writes. Time shares are each component's part of the summed total of the matched writes (and
 of the matched slow writes); verdict counts are over the matched writes. The Fast Sync what-if
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from analyzer.base.vocab import COMPONENTS
 from analyzer.batch.schemas import DAILY_FILE, DAILY_STATS, PARTITION_SCHEMA
-from analyzer.summary import component_stats
-from analyzer.vocab import COMPONENTS
+from analyzer.findings.summary import component_stats
 
 
 def daily_row(
@@ -49,7 +49,7 @@ def daily_row(
 
 
 def fast_sync_row(matched: pl.DataFrame, threshold_ms: float) -> dict[str, object]:
-    """p99 and slow writes of the matched writes with Fast Sync (`fastsync_ms`; a p99 as `analyzer.compare`
+    """p99 and slow writes of the matched writes with Fast Sync (`fastsync_ms`; a p99 as `analyzer.findings.compare`
     computes it: the observed value at index round(0.99 x (n - 1)))."""
     fast = matched["fastsync_ms"].drop_nulls()
     p99 = fast.quantile(0.99, "nearest") if fast.len() else None

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from analyzer.base.errors import UsageError
 from analyzer.batch.plan import Unit
 from analyzer.batch.unit import UnitOutput, run_unit
-from analyzer.errors import UsageError
 
 MISSING_DASK = "--engine dask needs Dask distributed: pip install 'dgtrace[dask]'"
 

@@ -19,13 +19,13 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import PurePath
 from typing import Any
 
+from analyzer.base.vocab import FileKind
+from analyzer.base.zones import TimeZones, Zone
 from analyzer.batch.configs import Configuration, Grouping
 from analyzer.batch.probe import SourceInfo, adr_db, stat_key
 from analyzer.batch.schemas import SCHEMA_VERSION
-from analyzer.limits import Limits
-from analyzer.results import DEFAULT_THRESHOLD_MS, DEFAULT_WINDOW_S, Options
-from analyzer.vocab import FileKind
-from analyzer.zones import TimeZones, Zone
+from analyzer.inputs.limits import Limits
+from analyzer.reduce.results import DEFAULT_THRESHOLD_MS, DEFAULT_WINDOW_S, Options
 
 #: configuration of inputs whose database nothing tells
 UNKNOWN = "unknown"

@@ -1,7 +1,7 @@
 """What each input is, before any unit of work reads it: content digest, identity and time span.
 
 One pass over the decompressed content hashes it (SHA-256) and keeps its first and last 16 KiB;
-those two ends are parsed with the trace grammars (`analyzer.parse`) for the header (role, process,
+those two ends are parsed with the trace grammars (`analyzer.parse.families`) for the header (role, process,
 instance, host, the `Trace file` path), the sending host an RFS session names (`MODULE NAME`), and
 the first and last time stamps, which place the file in its days. A source is probed again only
 when its file's size or modification time changed since the manifest recorded it.
@@ -19,13 +19,13 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import parse
-from analyzer.errors import AnalyzerError
-from analyzer.identify import HEAD_LINES, file_identity, identify_file, session_values
-from analyzer.schemas import LINES
-from analyzer.sources import Source
-from analyzer.vocab import FileKind, Role
-from analyzer.zones import TimeZones, Zone, value_to_utc
+from analyzer.base.errors import AnalyzerError
+from analyzer.base.schemas import LINES
+from analyzer.base.vocab import FileKind, Role
+from analyzer.base.zones import TimeZones, Zone, value_to_utc
+from analyzer.inputs.sources import Source
+from analyzer.parse import families as parse
+from analyzer.parse.identify import HEAD_LINES, file_identity, identify_file, session_values
 
 #: bytes kept from each end of a source for its header and its first and last time stamps
 END_BYTES = 16 * 1024
@@ -67,8 +67,8 @@ class SourceInfo:
     last_at: str | None
     #: the stamps carry a zone, or --tz gave one for this host
     zone_known: bool
-    #: what its path and head tell (`analyzer.identify.FileIdentity`, its fields as JSON values):
-    #: what the configuration grouping of the analysis (`analyzer.links`) reads
+    #: what its path and head tell (`analyzer.parse.identify.FileIdentity`, its fields as JSON values):
+    #: what the configuration grouping of the analysis (`analyzer.match.links`) reads
     identity: dict[str, Any] | None = None
 
     def days(self) -> list[date]:

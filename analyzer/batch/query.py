@@ -7,9 +7,9 @@ from pathlib import Path
 
 import polars as pl
 
+from analyzer.base.errors import NoInputError, UsageError
 from analyzer.batch.schemas import FILE_SCHEMAS, PARTITION_SCHEMA, SCHEMAS, TREND
 from analyzer.batch.store import META, Dataset
-from analyzer.errors import NoInputError, UsageError
 
 
 def scan_table(root: Path, table: str) -> pl.LazyFrame:

@@ -20,7 +20,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from analyzer import spill
+from analyzer.base import spill
+from analyzer.base.errors import ExitCode, NoInputError
+from analyzer.base.spill import stop_on_signals
 from analyzer.batch.configs import Grouping, by_identity
 from analyzer.batch.engine import EngineSpec, run_units
 from analyzer.batch.inputs import ProgressHook, load_records, scan
@@ -29,8 +31,6 @@ from analyzer.batch.plan import Settings, Unit, plan_units
 from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.batch.store import Dataset
 from analyzer.batch.unit import UnitOutput
-from analyzer.errors import ExitCode, NoInputError
-from analyzer.spill import stop_on_signals
 
 
 @dataclass

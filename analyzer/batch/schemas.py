@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from analyzer.schemas import CLOCK, UNMATCHED, UTC, WARNINGS, WRITES, schema
-from analyzer.vocab import MEASURES
+from analyzer.base.schemas import CLOCK, UNMATCHED, UTC, WARNINGS, WRITES, schema
+from analyzer.base.vocab import MEASURES
 
 #: bumped on any change of a table's columns or of their meaning; a dataset of a version in
 #: `MIGRATES_FROM` is brought to this one in place by the next `dgtrace batch` (`analyzer.batch.migrate`),

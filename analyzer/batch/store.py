@@ -30,9 +30,9 @@ from typing import Any
 
 import polars as pl
 
+from analyzer.base.errors import AnalyzerError, ExitCode, UsageError
 from analyzer.batch.plan import safe_name
 from analyzer.batch.schemas import FILE_SCHEMAS, MIGRATES_FROM, PARTITIONS, SCHEMA_VERSION, TABLES
-from analyzer.errors import AnalyzerError, ExitCode, UsageError
 
 META = "_dgtrace"
 #: the value hive readers (polars, DuckDB, pyarrow, Spark) read as null

@@ -1,7 +1,7 @@
 """Run one unit of work: read a configuration's sources of one day and return its rows.
 
 A pure function of its `Unit` (inputs, configuration, settings): it writes nothing but temporary
-spill files (in a spill directory of `analyzer.spill`, owned by the worker's process: removed at the
+spill files (in a spill directory of `analyzer.base.spill`, owned by the worker's process: removed at the
 end, and swept by any later run of dgtrace once that process is gone), so any engine may run it on
 any worker that can read the inputs, and run it again after a crash. The tables it returns carry
 their partition columns (`primary_db`, `day`).
@@ -16,16 +16,16 @@ from datetime import date
 import polars as pl
 
 from analyzer.api import FileResult, analyze_files, discover, read_files
+from analyzer.base.errors import AnalyzerError
+from analyzer.base.schemas import CLOCK, UNMATCHED, WARNINGS, WRITES, empty
+from analyzer.base.spill import spill_directory
+from analyzer.base.vocab import Role
 from analyzer.batch.configs import db_columns
 from analyzer.batch.daily import daily_table
 from analyzer.batch.plan import Unit
 from analyzer.batch.probe import SourceInfo
 from analyzer.batch.schemas import CLOCK_FILE, FILES_FILE, UNMATCHED_FILE, WARNINGS_FILE, WRITES_FILE
-from analyzer.errors import AnalyzerError
-from analyzer.schemas import CLOCK, UNMATCHED, WARNINGS, WRITES, empty
-from analyzer.sources import Source
-from analyzer.spill import spill_directory
-from analyzer.vocab import Role
+from analyzer.inputs.sources import Source
 
 GONE = "the file is no longer where the manifest recorded it: not read"
 

@@ -9,19 +9,19 @@ from typing import Annotated
 
 import typer
 
+from analyzer.base.errors import ExitCode, Interrupted, UsageError
+from analyzer.base.units import parse_clock_offsets, parse_size
+from analyzer.base.zones import parse_zones
 from analyzer.batch.engine import EngineName, EngineSpec
 from analyzer.batch.plan import Settings
 from analyzer.batch.query import trend
 from analyzer.batch.run import run_batch
 from analyzer.cli.base import app, err, guard, progress
+from analyzer.cli.helptext import Command
+from analyzer.cli.output import write_report
 from analyzer.cli.trace import InventoryFormat
-from analyzer.errors import ExitCode, Interrupted, UsageError
-from analyzer.helptext import Command
-from analyzer.output import write_report
 from analyzer.report.batch_view import render_summary_json, render_summary_text
 from analyzer.report.trend import TREND_RENDERERS, TrendFormat, TrendReport
-from analyzer.units import parse_clock_offsets, parse_size
-from analyzer.zones import parse_zones
 
 BATCH_EXAMPLES = """Examples:
 

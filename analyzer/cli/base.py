@@ -1,7 +1,7 @@
 """The `dgtrace` program itself: the typer app, its global options, and what every command shares.
 
 Errors meant for the user are caught in one place (`guard`) and become one line on stderr plus a
-named exit code (`analyzer.errors.ExitCode`): a bad option or path (2), no usable input (3), a
+named exit code (`analyzer.base.errors.ExitCode`): a bad option or path (2), no usable input (3), a
 report that cannot be written (6), Ctrl-C (130), a reader gone away (141). A progress bar is shown
 on stderr, only on a terminal and without --quiet.
 """
@@ -20,10 +20,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from analyzer import __version__
 from analyzer.api import ProgressHook
-from analyzer.errors import AnalyzerError, ExitCode, Interrupted, UsageError
-from analyzer.helptext import Group
-from analyzer.output import os_errno, quiet_stdout
-from analyzer.spill import stop_on_signals
+from analyzer.base.errors import AnalyzerError, ExitCode, Interrupted, UsageError
+from analyzer.base.spill import stop_on_signals
+from analyzer.cli.helptext import Group
+from analyzer.cli.output import os_errno, quiet_stdout
 
 app = typer.Typer(
     cls=Group,

@@ -6,7 +6,7 @@ import functools
 from typing import Any
 
 from analyzer.cli.base import app, guard
-from analyzer.helptext import Command
+from analyzer.cli.helptext import Command
 from analyzer.simulate.cli import simulate_command, simulate_share_command
 
 

@@ -13,18 +13,18 @@ from typing import Annotated
 import typer
 
 import analyzer.cli as cli
-from analyzer import redact as redaction
 from analyzer.api import Analysis, Options
+from analyzer.base.errors import ExitCode, NoInputError, UsageError
+from analyzer.base.units import parse_clock_offsets, parse_instant, parse_size
+from analyzer.base.words import plural
+from analyzer.base.zones import parse_zones
 from analyzer.cli.base import app, at_least, guard, progress
-from analyzer.errors import ExitCode, NoInputError, UsageError
-from analyzer.helptext import Command
-from analyzer.limits import Limits
-from analyzer.output import write_report
+from analyzer.cli.helptext import Command
+from analyzer.cli.output import write_report
+from analyzer.findings import redact as redaction
+from analyzer.inputs.limits import Limits
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
-from analyzer.units import parse_clock_offsets, parse_instant, parse_size
-from analyzer.words import plural
-from analyzer.zones import parse_zones
 
 #: a file of which at least this share of lines hold bytes that are not text is no trace
 BINARY_SHARE = 0.05

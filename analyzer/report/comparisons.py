@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer import compare, crosscheck, reconcile
+from analyzer.base.words import ms
+from analyzer.findings import compare, crosscheck, reconcile
 from analyzer.report.configurations import ordered
 from analyzer.report.context import Context, Table
 from analyzer.report.fmt import cell
-from analyzer.words import ms
 
 
 @dataclass(frozen=True)

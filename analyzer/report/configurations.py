@@ -15,12 +15,12 @@ from typing import Any
 
 import polars as pl
 
-from analyzer.insights import Recommendation, verdict_sentence
+from analyzer.base.vocab import Component
+from analyzer.base.words import ms, plural
+from analyzer.findings.insights import Recommendation, verdict_sentence
+from analyzer.findings.summary import stamp_resolution
 from analyzer.report.context import Context, Table
 from analyzer.report.scopes import Scope
-from analyzer.summary import stamp_resolution
-from analyzer.vocab import Component
-from analyzer.words import ms, plural
 
 
 def no_recommendation(writes: pl.DataFrame, threshold_ms: float) -> str:

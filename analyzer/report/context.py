@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from analyzer import compare, switching
-from analyzer.insights import Recommendation
+from analyzer.findings import compare, switching
+from analyzer.findings.insights import Recommendation
+from analyzer.match.analysis import Analysis
 from analyzer.report import model as doc
 from analyzer.report.fmt import short_label
 from analyzer.report.scopes import Scope
-from analyzer.results import Analysis
 
 _NUMBER = re.compile(r"[-+]?[\d,]*\.?\d+(%| s)?")
 

@@ -9,12 +9,13 @@ from typing import Any
 
 import polars as pl
 
+from analyzer.base.units import format_offset
+from analyzer.base.vocab import SIDES, Role
+from analyzer.base.words import duration, ms, plural
+from analyzer.base.zones import ASSUMED_COMMON, same_host, short_host, unmatched_hosts, utc_offset_at, zone_label
+from analyzer.match.analysis import Analysis
+from analyzer.reduce.results import FileResult, coverage
 from analyzer.report.fmt import common_dir
-from analyzer.results import Analysis, FileResult, coverage
-from analyzer.units import format_offset
-from analyzer.vocab import SIDES, Role
-from analyzer.words import duration, ms, plural
-from analyzer.zones import ASSUMED_COMMON, same_host, short_host, unmatched_hosts, utc_offset_at, zone_label
 
 
 def oracle_versions(a: Analysis) -> list[str]:

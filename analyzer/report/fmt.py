@@ -7,7 +7,7 @@ import os
 import re
 from datetime import datetime
 
-from analyzer.words import ms
+from analyzer.base.words import ms
 
 #: control characters (ANSI escapes included) that trace text must not send to a terminal
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

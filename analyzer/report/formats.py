@@ -6,13 +6,13 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TextIO
 
-from analyzer import events
-from analyzer.insights import per_minute
+from analyzer.findings import events
+from analyzer.findings.insights import per_minute
+from analyzer.match.analysis import Analysis
 from analyzer.report.html import render_html
 from analyzer.report.machine import render_csv, render_json, write_csv
 from analyzer.report.markdown import render_markdown
 from analyzer.report.text import render_text
-from analyzer.results import Analysis
 
 
 class OutputFormat(StrEnum):

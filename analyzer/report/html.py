@@ -10,7 +10,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any, TextIO
 
-from analyzer.errors import UsageError
+from analyzer.base.errors import UsageError
+from analyzer.match.analysis import Analysis
 from analyzer.report.comparisons import comparison_blocks
 from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
@@ -31,7 +32,6 @@ from analyzer.report.sections import (
     unparsed_table,
     warnings_table,
 )
-from analyzer.results import Analysis
 
 MISSING_PLOTLY = "--format html needs plotly: pip install 'dgtrace[html]'"
 #: no plotly logo link and no "Share chart" button (it would upload the data to Plotly Cloud)

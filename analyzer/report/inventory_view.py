@@ -7,12 +7,12 @@ from typing import TextIO
 
 from rich.text import Text
 
-from analyzer import inventory
+from analyzer.findings import inventory
+from analyzer.match.analysis import Analysis
 from analyzer.report import model
 from analyzer.report.context import Table
 from analyzer.report.fmt import printable, short_label
 from analyzer.report.text import IDENTITY, console_for, identity_cells, print_table
-from analyzer.results import Analysis
 
 
 def render_inventory_text(a: Analysis, out: TextIO) -> None:

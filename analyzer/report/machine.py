@@ -24,7 +24,8 @@ from typing import Any, BinaryIO, TextIO
 
 import polars as pl
 
-from analyzer import events, insights
+from analyzer.findings import events, insights
+from analyzer.match.analysis import Analysis
 from analyzer.report import jsontext
 from analyzer.report.model import (
     CSV_DECIMALS,
@@ -36,7 +37,6 @@ from analyzer.report.model import (
     iso_frame,
     summary,
 )
-from analyzer.results import Analysis
 
 #: rows rendered per slice (about 20 MB of JSON for the writes table): bounds what polars holds
 #: at once, which for one CSV of the whole table grows to most of the output

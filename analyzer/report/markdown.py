@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from analyzer.match.analysis import Analysis
 from analyzer.report.comparisons import comparison_blocks
 from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
@@ -28,7 +29,6 @@ from analyzer.report.sections import (
     unparsed_table,
     warnings_table,
 )
-from analyzer.results import Analysis
 
 #: text from the traces as it is: it can open no HTML tag, link, image or code span, and break no table
 escape = escape_markdown

@@ -8,14 +8,14 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import compare, crosscheck, events, insights, inventory, reconcile, switching
-from analyzer.links import Link, with_databases
+from analyzer.base.vocab import TOTAL_AND_COMPONENTS, ms_column
+from analyzer.findings import compare, crosscheck, events, insights, inventory, reconcile, switching
+from analyzer.findings.summary import component_stats, histogram, slowest, time_shares, verdict_totals
+from analyzer.match.analysis import Analysis
+from analyzer.match.links import Link, with_databases
+from analyzer.reduce.results import coverage as file_coverage
 from analyzer.report.facts import applied_offset, host_option_notes, oracle_versions
 from analyzer.report.scopes import LinkFigures, Scope, link_mask, link_writes, scopes
-from analyzer.results import Analysis
-from analyzer.results import coverage as file_coverage
-from analyzer.summary import component_stats, histogram, slowest, time_shares, verdict_totals
-from analyzer.vocab import TOTAL_AND_COMPONENTS, ms_column
 
 SCHEMA_VERSION = 5
 #: at most this many unparsed lines are listed per file (all are counted)

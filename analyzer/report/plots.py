@@ -14,10 +14,11 @@ from typing import Any
 
 import polars as pl
 
-from analyzer import events, switching
+from analyzer.base.schemas import matched_only
+from analyzer.base.vocab import COMPONENTS, TOTAL_AND_COMPONENTS, Component, ms_column
+from analyzer.findings import events, switching
+from analyzer.findings.summary import histogram
 from analyzer.report.context import Context
-from analyzer.summary import histogram, matched_only
-from analyzer.vocab import COMPONENTS, TOTAL_AND_COMPONENTS, Component, ms_column
 
 #: up to this many matched writes the timeline shows each one
 PER_WRITE = 3000

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer import compare, insights, switching
-from analyzer.links import Configuration, Link
+from analyzer.findings import compare, insights, switching
+from analyzer.findings.summary import component_stats, stamp_resolution, time_shares
+from analyzer.match.analysis import Analysis
+from analyzer.match.links import Configuration, Link
 from analyzer.report.facts import oracle_versions
-from analyzer.results import Analysis
-from analyzer.summary import component_stats, stamp_resolution, time_shares
 
 
 def link_mask(writes: pl.DataFrame, links: list[Link]) -> pl.Series:

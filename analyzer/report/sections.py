@@ -11,14 +11,14 @@ from collections import Counter
 
 import polars as pl
 
-from analyzer import events, inventory, switching
+from analyzer.base.words import ms
+from analyzer.findings import events, inventory, switching
+from analyzer.findings.summary import component_stats, histogram, resolution_of, verdict_totals
+from analyzer.reduce.results import unparsed
 from analyzer.report import model as doc
 from analyzer.report.context import Context, Table, more
 from analyzer.report.facts import facts, zone_text
 from analyzer.report.fmt import at_text, cell
-from analyzer.results import unparsed
-from analyzer.summary import component_stats, histogram, resolution_of, verdict_totals
-from analyzer.words import ms
 
 #: rows of the tables that are not bounded by --top (files, reasons, log switches)
 LISTED = 25
@@ -182,7 +182,7 @@ def _text(value: object) -> str:
 
 
 def events_table(c: Context, limit: int = LISTED) -> Table:
-    """The log writer and alert-log events around the writes (`analyzer.events`) but the warnings (their
+    """The log writer and alert-log events around the writes (`analyzer.findings.events`) but the warnings (their
     own table), counted by event and host: first and last (UTC), and the first one's detail and file:line."""
     found = events.around_writes(c.analysis).filter(~pl.col("event").is_in(list(WARNING_KINDS)))
     grouped = (

@@ -27,6 +27,8 @@ from rich.measure import Measurement
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from analyzer.base.vocab import Component
+from analyzer.match.analysis import Analysis
 from analyzer.report.comparisons import comparison_blocks
 from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
@@ -48,8 +50,6 @@ from analyzer.report.sections import (
     verdict_table,
     warnings_table,
 )
-from analyzer.results import Analysis
-from analyzer.vocab import Component
 
 #: the width of the report in a pipe or a file when COLUMNS is not set
 PIPE_WIDTH = 120

@@ -20,8 +20,8 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from analyzer.base.errors import UsageError
 from analyzer.batch.schemas import SCHEMA_VERSION
-from analyzer.errors import UsageError
 from analyzer.report.fmt import escape_markdown, printable
 
 MISSING_PLOTLY = "--format html needs plotly: pip install 'dgtrace[html]'"

@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from analyzer.base.units import parse_size
 from analyzer.simulate.options import DEFAULT_WRITES, SimOptions
 from analyzer.simulate.runner import simulate
 from analyzer.simulate.share import ShareOptions, simulate_share
-from analyzer.units import parse_size
 
 _FROM_SCENARIO = "(default: the scenario's value)"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from random import Random
 from typing import TYPE_CHECKING
 
+from analyzer.base.units import parse_offset
 from analyzer.simulate.formats import (
     HostClock,
     cursor_close,
@@ -17,7 +18,6 @@ from analyzer.simulate.formats import (
     transaction_end,
 )
 from analyzer.simulate.headers import Process, header
-from analyzer.units import parse_offset
 
 if TYPE_CHECKING:
     from analyzer.simulate.writer import SetPlan, ThreadJob

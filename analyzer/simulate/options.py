@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.errors import UsageError
+from analyzer.base.errors import UsageError
+from analyzer.base.units import parse_offset
 from analyzer.simulate.formats import GENERATIONS
 from analyzer.simulate.model import SCENARIOS
-from analyzer.units import parse_offset
 
 #: Oracle generations the simulator can write
 FORMAT_VERSIONS = tuple(GENERATIONS)

@@ -13,7 +13,8 @@ from pathlib import Path
 from random import Random
 from subprocess import PIPE
 
-from analyzer.errors import UsageError
+from analyzer.base.errors import UsageError
+from analyzer.base.units import parse_offset
 from analyzer.simulate.alert import write_alert_logs
 from analyzer.simulate.extras import write_extras
 from analyzer.simulate.formats import GENERATIONS
@@ -28,7 +29,6 @@ from analyzer.simulate.truth import (
     join_parts,
 )
 from analyzer.simulate.writer import SetPlan, ThreadJob, ThreadOutcome, run_thread
-from analyzer.units import parse_offset
 
 #: sets expected to be smaller than this run their threads in this process (no start-up cost)
 PARALLEL_MIN_BYTES = 32 * 2**20

@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from random import Random
 
-from analyzer.errors import UsageError
+from analyzer.base.errors import UsageError
 from analyzer.simulate.alert import write_alert_logs
 from analyzer.simulate.extras import write_extras
 from analyzer.simulate.formats import GENERATIONS

@@ -94,9 +94,9 @@ def test_db_columns_from_each_side_file() -> None:
 
 
 def _probed(share: Path) -> list[SourceInfo]:
+    from analyzer.base.zones import TimeZones
     from analyzer.batch.inputs import scan
-    from analyzer.limits import Limits
-    from analyzer.zones import TimeZones
+    from analyzer.inputs.limits import Limits
 
     return scan([str(share)], {}, TimeZones(), Limits()).sources()
 

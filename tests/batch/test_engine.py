@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from analyzer.base.errors import UsageError
 from analyzer.batch.engine import EngineName, EngineSpec, run_units, stop_pool
-from analyzer.errors import UsageError
 from tests.batch.helpers import batch, check_against_truth, same_rows, truth
 
 

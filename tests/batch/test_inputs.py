@@ -7,9 +7,9 @@ import os
 import shutil
 from pathlib import Path
 
+from analyzer.base.zones import TimeZones
 from analyzer.batch.inputs import load_records, scan
-from analyzer.limits import Limits
-from analyzer.zones import TimeZones
+from analyzer.inputs.limits import Limits
 from tests.batch.helpers import copy_share
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import polars as pl
 import pytest
 
+from analyzer.base.errors import UsageError
+from analyzer.base.zones import TimeZones
 from analyzer.batch import migrate as migration
 from analyzer.batch.configs import by_identity
 from analyzer.batch.inputs import scan
@@ -18,9 +20,7 @@ from analyzer.batch.plan import Settings, Unit, plan_units
 from analyzer.batch.query import scan_table, trend
 from analyzer.batch.schemas import SCHEMA_VERSION
 from analyzer.batch.store import Dataset
-from analyzer.errors import UsageError
-from analyzer.limits import Limits
-from analyzer.zones import TimeZones
+from analyzer.inputs.limits import Limits
 from tests.batch.helpers import batch, copy_share, same_rows, truth, writes
 
 #: the columns version 2 added, by table

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.base.zones import TimeZones
 from analyzer.batch.probe import ProbeError, SourceInfo, adr_db, identify_all, probe, read_ends
-from analyzer.sources import discover
-from analyzer.zones import TimeZones
+from analyzer.inputs.sources import discover
 
 
 def _probe(path: Path, zones: TimeZones | None = None) -> SourceInfo:

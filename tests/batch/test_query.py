@@ -12,9 +12,9 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 
+from analyzer.base.errors import NoInputError, UsageError
 from analyzer.batch.query import scan_table, trend
 from analyzer.batch.schemas import SCHEMA_VERSION, SCHEMAS, TABLES, TREND
-from analyzer.errors import NoInputError, UsageError
 from tests.batch.helpers import batch, truth
 
 

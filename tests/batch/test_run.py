@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from analyzer.api import analyze
+from analyzer.base.errors import ExitCode, Interrupted, NoInputError, UsageError
 from analyzer.batch.run import run_batch
 from analyzer.batch.store import Dataset
-from analyzer.errors import ExitCode, Interrupted, NoInputError, UsageError
 from tests.batch.helpers import INLINE, batch, check_against_truth, copy_share, snapshot, truth, writes
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from analyzer.base.schemas import WRITES
+from analyzer.base.vocab import MEASURES
 from analyzer.batch.schemas import (
     DAILY_FILE,
     DAILY_STATS,
@@ -17,8 +19,6 @@ from analyzer.batch.schemas import (
     TREND,
     WRITES_FILE,
 )
-from analyzer.schemas import WRITES
-from analyzer.vocab import MEASURES
 
 
 def test_files_store_no_partition_column_and_no_categorical() -> None:

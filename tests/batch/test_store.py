@@ -14,9 +14,9 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
+from analyzer.base.errors import ExitCode, UsageError
 from analyzer.batch.schemas import FILE_SCHEMAS, SCHEMA_VERSION
 from analyzer.batch.store import NULL_PARTITION, Dataset, DatasetBusy
-from analyzer.errors import ExitCode, UsageError
 
 HOLD = """
 import sys, time

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import polars as pl
 
+from analyzer.base.zones import TimeZones
 from analyzer.batch.configs import by_adr_path
 from analyzer.batch.inputs import scan
 from analyzer.batch.plan import Settings, Unit, plan_units
 from analyzer.batch.schemas import FILE_SCHEMAS, PARTITION_SCHEMA
 from analyzer.batch.unit import GONE, run_unit
-from analyzer.limits import Limits
-from analyzer.zones import TimeZones
+from analyzer.inputs.limits import Limits
 from tests.batch.helpers import KEY, copy_share, truth
 
 

@@ -13,8 +13,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from analyzer import cli
+from analyzer.base.errors import ExitCode, Interrupted, NoInputError, UsageError
 from analyzer.cli import app, base
-from analyzer.errors import ExitCode, Interrupted, NoInputError, UsageError
 from tests.conftest import invoke
 
 PAPER = "samples/paper-2014"

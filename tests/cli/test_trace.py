@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from analyzer.base.errors import ExitCode
 from analyzer.cli import app
-from analyzer.errors import ExitCode
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from tests.conftest import ROOT, invoke

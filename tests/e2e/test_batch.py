@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analyzer.errors import ExitCode
+from analyzer.base.errors import ExitCode
 from tests.batch.helpers import check_against_truth, copy_share, make_share, snapshot, truth, writes
 
 pytestmark = pytest.mark.slow

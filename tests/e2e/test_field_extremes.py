@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.api import Analysis, FileResult, Options, analyze_files, read_file
-from analyzer.sources import Source
-from analyzer.zones import TimeZones
+from analyzer.base.zones import TimeZones
+from analyzer.inputs.sources import Source
 from tests.builders import ack, done, recv, send
 
 EXTREMES = ["0", "1", "-1", str(2**31), str(2**53 - 1), str(2**53), str(2**63 - 1), str(2**63), str(2**64)]

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import inventory
 from analyzer.api import Options, analyze
-from analyzer.errors import NoInputError
+from analyzer.base.errors import NoInputError
+from analyzer.findings import inventory
 from tests.conftest import ROOT
 
 REAL = Path(os.environ.get("DGTRACE_REAL_TRACES") or ROOT.parent / "shared" / "real-traces").resolve()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.api import Options, analyze
-from analyzer.zones import TimeZones
+from analyzer.base.zones import TimeZones
 from scripts.regen_golden import SAMPLES, sample_outputs
 from tests.conftest import PAPER, ROOT
 

@@ -13,11 +13,11 @@ import polars as pl
 import pytest
 
 from analyzer.api import Options, analyze
-from analyzer.clock import merged_timeline
+from analyzer.base.units import parse_offset
+from analyzer.base.zones import TimeZones
+from analyzer.match.clock import merged_timeline
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from analyzer.units import parse_offset
-from analyzer.zones import TimeZones
 
 COMPONENTS = ("total_ms", "network_ms", "rfs_ms", "rfs_io_ms", "rfs_other_ms")
 #: stamp resolution (ms) per generation: 11.2 prints milliseconds, later releases microseconds

@@ -11,8 +11,8 @@ from pathlib import Path
 import polars as pl
 
 from analyzer.api import Options, analyze
-from analyzer.errors import ExitCode
-from analyzer.zones import TimeZones
+from analyzer.base.errors import ExitCode
+from analyzer.base.zones import TimeZones
 from tests.conftest import PAPER, invoke
 
 LABEL_COLUMNS = ["primary_file", "standby_file"]

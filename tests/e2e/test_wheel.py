@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.grammar import Family
+from analyzer.parse.grammar import Family
 from tests.conftest import ROOT
 
 
@@ -44,10 +44,10 @@ def test_wheel_contains_every_grammar_and_the_package(wheel: Path) -> None:
 def test_unpacked_wheel_loads_its_own_grammars(wheel: Path, tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(tmp_path)
     code = (
-        "from analyzer.grammar import grammar_dir, parse_line, Family;"
+        "from analyzer.parse.grammar import grammar_dir, parse_line, Family;"
         "print(grammar_dir());"
         "print(parse_line(Family.WAIT, \"WAIT #0: nam='RFS write' ela= 5 p1=0 tim=9\").ela_us);"
-        "from analyzer.textinput import grammar_file; print(grammar_file('awr').parent)"
+        "from analyzer.companions.textinput import grammar_file; print(grammar_file('awr').parent)"
     )
     done = subprocess.run(
         [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); {code}"],

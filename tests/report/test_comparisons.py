@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.zones import parse_zones
 from analyzer.report.comparisons import awr_table, baseline_table, comparison_blocks, what_if_table
 from analyzer.report.context import Context, Table
 from analyzer.simulate import SimOptions, simulate
-from analyzer.zones import parse_zones
 
 FIXTURES = Path("tests/fixtures")
 PAPER = "samples/paper-2014"
@@ -72,7 +72,7 @@ def test_every_companion_gets_its_section(paper: Analysis) -> None:
 
 
 def test_the_awr_histograms_are_set_beside_the_writes_of_their_window(tmp_path: Path) -> None:
-    """The `*-sim-*` reports were written for the set of seed 7 at UTC+02:00 (tests/test_reconcile.py)."""
+    """The `*-sim-*` reports were written for the set of seed 7 at UTC+02:00 (tests/findings/test_reconcile.py)."""
     out = tmp_path / "set"
     simulate(out, SimOptions(scenario="standby-io", writes=600, seed=7, primary_tz="+02:00", standby_tz="+02:00"))
     reports = (

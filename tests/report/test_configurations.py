@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.insights import ADVICE, MAJOR_SHARE
+from analyzer.base.vocab import Component
+from analyzer.findings.insights import ADVICE, MAJOR_SHARE
 from analyzer.report.comparisons import what_if_table
 from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
@@ -19,7 +20,6 @@ from analyzer.report.markdown import render_markdown
 from analyzer.report.model import document
 from analyzer.report.text import render_text
 from analyzer.simulate import ShareOptions, SimOptions, simulate, simulate_share
-from analyzer.vocab import Component
 
 THRESHOLD = Options().threshold_ms
 COMPONENTS = ("network", "rfs_io", "rfs_other")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.zones import parse_zones
 from analyzer.report.context import Context, Table, more
-from analyzer.zones import parse_zones
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.zones import parse_zones
 from analyzer.report.context import Context
 from analyzer.report.facts import applied_offset, facts, host_option_notes, oracle_versions, zone_text
-from analyzer.zones import parse_zones
 
 PAPER = "samples/paper-2014"
 

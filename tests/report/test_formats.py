@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.schemas import EVENTS, TIMELINE, UNMATCHED, WARNINGS, WRITES
+from analyzer.base.zones import TimeZones
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
-from analyzer.schemas import EVENTS, TIMELINE, UNMATCHED, WARNINGS, WRITES
-from analyzer.zones import TimeZones
 
 COLUMNS = {
     CsvTable.WRITES: WRITES,

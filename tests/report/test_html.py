@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.zones import TimeZones
 from analyzer.report.html import render_html
 from analyzer.report.plots import PER_WRITE
-from analyzer.zones import TimeZones
 from tests.conftest import invoke
 from tests.write_rows import many
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.zones import TimeZones
+from analyzer.inputs.skips import Skipped
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
-from analyzer.skips import Skipped
-from analyzer.zones import TimeZones
 
 SKIPPED = Skipped("up/u.zip!a.trc", "corrupt, truncated or unreadable data (invalid block type)", partial=True)
 

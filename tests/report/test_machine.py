@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.api import Options, analyze
+from analyzer.base.zones import TimeZones
 from analyzer.report import machine
 from analyzer.report.model import document, iso_frame
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from analyzer.zones import TimeZones
 from tests.conftest import PAPER
 
 Render = Callable[[pl.DataFrame, TextIO], None]

@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.zones import TimeZones
+from analyzer.inputs.skips import Skipped
 from analyzer.report.model import ISO_FORMAT, SCHEMA_VERSION, document, iso_frame, notes
-from analyzer.skips import Skipped
-from analyzer.zones import TimeZones
 
 
 @pytest.fixture(scope="module")

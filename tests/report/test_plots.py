@@ -8,10 +8,10 @@ import dataclasses
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.vocab import COMPONENTS
+from analyzer.base.zones import TimeZones
 from analyzer.report.context import Context
 from analyzer.report.plots import BUCKETS, bucket_stats, bucket_width, histogram_figure, timeline_figure, top_figure
-from analyzer.vocab import COMPONENTS
-from analyzer.zones import TimeZones
 from tests.write_rows import many
 
 

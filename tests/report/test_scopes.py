@@ -9,12 +9,12 @@ import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.links import Link
+from analyzer.base.vocab import Decider, Transport
+from analyzer.base.zones import parse_zones
+from analyzer.match.links import Link
 from analyzer.report.context import Context
 from analyzer.report.scopes import link_figures, link_mask, link_writes
 from analyzer.simulate import ShareOptions, simulate_share
-from analyzer.vocab import Decider, Transport
-from analyzer.zones import parse_zones
 
 
 def _link(sender_db: str | None, receiver_db: str | None) -> Link:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
+from analyzer.base.zones import parse_zones
 from analyzer.report.comparisons import what_if_table
 from analyzer.report.context import Context
 from analyzer.report.sections import percentile_table, verdict_table
-from analyzer.zones import parse_zones
 
 PAPER = "samples/paper-2014"
 

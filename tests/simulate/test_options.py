@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.errors import UsageError
+from analyzer.base.errors import UsageError
 from analyzer.simulate.options import CLASSIC_FIELDS, DEFAULT_WRITES, SimOptions
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.errors import UsageError
+from analyzer.base.errors import UsageError
 from analyzer.simulate import SimOptions, runner
 from analyzer.simulate.model import SCENARIOS
 from tests.simulate.sets import run

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.errors import UsageError
+from analyzer.base.errors import UsageError
 from analyzer.simulate.share import ShareOptions, ShareResult, simulate_share
 from tests.simulate.readers import MSG, WAIT, check_truth, processes, read_truth, text_lines
 

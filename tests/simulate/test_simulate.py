@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.base.units import parse_offset
 from analyzer.simulate import SimResult
-from analyzer.units import parse_offset
 from tests.simulate.readers import (
     ADR_ISO,
     EPOCH,

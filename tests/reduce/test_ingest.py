@@ -1,0 +1,130 @@
+"""Reading sources into file results: small files parsed together give what each gives read alone."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from analyzer.api import analyze, discover
+from analyzer.base.zones import TimeZones
+from analyzer.inputs.sources import Source
+from analyzer.parse import lines as read
+from analyzer.parse.families import TABLES, parse_chunk
+from analyzer.reduce import ingest
+from analyzer.reduce.ingest import BATCH_BYTES, SMALL_BYTES, _batches, _Reading, read_file, read_files, read_small
+from analyzer.reduce.results import FileResult, Options
+from analyzer.simulate import ShareOptions, SimOptions, simulate, simulate_share
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "paper-2014"
+
+
+def same_file(alone: FileResult, together: FileResult) -> None:
+    """Two results of one source: every table, count and identity alike."""
+    assert together.source.label == alone.source.label
+    for name in TABLES:
+        assert_frame_equal(together.parsed.tables[name], alone.parsed.tables[name])
+    assert (together.parsed.parsed, together.parsed.ignored) == (alone.parsed.parsed, alone.parsed.ignored)
+    a, b = alone.reduced, together.reduced
+    assert_frame_equal(b.exchanges.collect(), a.exchanges.collect())
+    for name in ("pending", "boundary_waits", "unmatched", "lgwr", "alert"):
+        assert_frame_equal(getattr(b, name), getattr(a, name))
+    assert (b.info, b.zone, b.first_at, b.last_at, b.tim, b.messages, b.waits, b.threads, b.processes) == (
+        a.info,
+        a.zone,
+        a.first_at,
+        a.last_at,
+        a.tim,
+        a.messages,
+        a.waits,
+        a.threads,
+        a.processes,
+    )
+    assert (together.stats, together.identity, together.placement) == (alone.stats, alone.identity, alone.placement)
+
+
+def test_chunks_parsed_ahead_are_parsed_as_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk is split into families in turn and parsed on a second thread while the one before is
+    reduced. 256-byte chunks cut the sample trace's header: a chunk after one that ends inside it is split
+    with that state, and every chunk gives the tables of parsing in turn."""
+    monkeypatch.setattr(ingest, "read_lines", functools.partial(read.read_lines, chunk_bytes=256))
+    reading = _Reading(discover([str(next(SAMPLES.rglob("chicago1_rfs_8801.trc")))])[0][0])
+    chunks = list(reading.lines())
+    ahead = list(reading.parsed(iter(chunks)))
+    in_header, ends = False, []
+    for lines, part in zip(chunks, ahead, strict=True):
+        expected, in_header = parse_chunk(lines, in_header)
+        ends.append(in_header)
+        for name in TABLES:
+            assert_frame_equal(part.tables[name], expected.tables[name])
+        assert (part.parsed, part.ignored) == (expected.parsed, expected.ignored)
+    assert len(chunks) > 20 and any(ends[:-1]) and not all(ends)
+
+
+def test_small_files_read_together_are_read_as_alone(tmp_path: Path) -> None:
+    """A share of small traces (plain and gzipped, with alert logs and foreground traces) and the paper's
+    samples: every file read in batches is what it is read alone, in input order."""
+    simulate_share(tmp_path / "share", ShareOptions(configs=2, days=2, writes=30, extras=True))
+    shutil.copytree(SAMPLES, tmp_path / "paper")
+    sources, _ = discover([str(tmp_path)])
+    assert len(sources) > 20 and all(source.stored_bytes and source.stored_bytes < SMALL_BYTES for source in sources)
+    assert any(source.label.endswith(".gz") for source in sources)
+    assert any(Path(source.label).name.startswith("alert_") for source in sources)
+    zones = TimeZones(default_min=0)
+    together = read_files(sources, zones)
+    assert [f.source.label for f in together] == [s.label for s in sources]
+    for source, result in zip(sources, together, strict=True):
+        same_file(read_file(source, zones), result)
+
+
+@pytest.mark.slow
+def test_a_small_source_bigger_than_a_chunk_is_read_alone(tmp_path: Path) -> None:
+    """A gzipped trace whose content spans several chunks, in a batch of small files: read chunk by chunk."""
+    simulate(tmp_path / "big", SimOptions(format_version="19c", writes=90_000, threads=1, seed=3))
+    rfs = next((tmp_path / "big").rglob("*_rfs_*.trc"))
+    packed = tmp_path / "small" / (rfs.name + ".gz")
+    packed.parent.mkdir()
+    packed.write_bytes(gzip.compress(rfs.read_bytes()))
+    assert rfs.stat().st_size > 17 * 1024 * 1024
+    shutil.copy(next(SAMPLES.rglob("chicago1_rfs_8801.trc")), tmp_path / "small")
+    sources, _ = discover([str(tmp_path / "small")])
+    zones = TimeZones(default_min=0)
+    together = read_small(sources, zones)
+    for source, result in zip(sources, together, strict=True):
+        same_file(read_file(source, zones), result)
+    assert max(f.reduced.messages for f in together) == 180_000
+
+
+def test_batches_keep_the_input_order_and_use_every_worker() -> None:
+    def source(name: str, size: int) -> Source:
+        return Source(name, lambda: open(__file__, "rb"), stored_bytes=size)
+
+    small = [source(f"f{n}.trc", 18_000) for n in range(300)]
+    for workers in (1, 2, 4):
+        batches = _batches(small, workers)
+        assert [s.label for batch in batches for s in batch] == [s.label for s in small]
+        assert len(batches) >= workers
+    many = [source(f"g{n}.trc", 900_000) for n in range(40)]
+    assert all(sum(s.stored_bytes or 0 for s in batch) <= BATCH_BYTES + 900_000 for batch in _batches(many, 2))
+    assert _batches([], 2) == []
+
+
+def test_an_analysis_of_small_files_is_the_same_read_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole analysis of a set of small files, batched or each read alone, gives the same writes."""
+    simulate(tmp_path / "set", SimOptions(format_version="12.1", writes=200, seed=6))
+    options = Options(zones=TimeZones(default_min=0))
+    batched = analyze([str(tmp_path / "set")], options)
+    monkeypatch.setattr(ingest, "SMALL_BYTES", 0)  # nothing is small: every file read alone
+    alone = analyze([str(tmp_path / "set")], options)
+    assert batched.writes.height == 400
+    assert_frame_equal(batched.writes, alone.writes)
+    assert_frame_equal(batched.unmatched, alone.unmatched)
+    assert_frame_equal(batched.warnings, alone.warnings)
+    assert pl.Series([f.parsed.lines for f in batched.files]).sum() > 0
