@@ -20,11 +20,14 @@ class ExitCode(IntEnum):
     INTERNAL = 4
     #: a temporary file could not be written (full disk, no permission); the message names it
     TEMP_FILES = 5
-    #: `dgtrace batch`: another run is writing the same dataset (try again later)
-    BUSY = 7
     #: the report could not be written (a folder that does not exist, no permission, a full disk); an
     #: earlier report of that name is kept and no partial file is left
     OUTPUT = 6
+    #: `dgtrace batch`: another run is writing the same dataset (try again later)
+    BUSY = 7
+    #: refused before anything was written: an output or dataset folder that another user owns or can
+    #: change, or a link or a device there that another user could have planted (docs/security.md)
+    UNSAFE = 8
     #: stopped by SIGHUP, SIGINT (Ctrl-C) or SIGTERM: 128 + the signal number, temporary files removed
     HANGUP = 129
     INTERRUPTED = 130
@@ -91,6 +94,12 @@ class Interrupted(BaseException):
     def message(self) -> str:
         """The one line printed on stderr."""
         return "interrupted" if self.signum == signal.SIGINT else f"stopped by {signal.Signals(self.signum).name}"
+
+
+class UnsafeLocation(AnalyzerError):
+    """An output or dataset location another user controls: nothing is written there (docs/security.md)."""
+
+    exit_code = ExitCode.UNSAFE
 
 
 class OutputError(AnalyzerError):

@@ -18,7 +18,7 @@ from analyzer.batch.query import trend
 from analyzer.batch.run import run_batch
 from analyzer.cli.base import app, err, guard, progress
 from analyzer.cli.helptext import Command
-from analyzer.cli.output import write_report
+from analyzer.cli.output import check_output, write_report
 from analyzer.cli.trace import InventoryFormat
 from analyzer.report.batch_view import render_summary_json, render_summary_text
 from analyzer.report.trend import TREND_RENDERERS, TrendFormat, TrendReport
@@ -129,13 +129,17 @@ def report_command(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", metavar="FILE", help="Write the report to FILE (replaced only once it is complete)."
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the report to FILE (replaced only once it is complete; - is stdout).",
         ),
     ] = None,
 ) -> None:
     """The daily trend of a batch dataset per configuration, the worst days first."""
     with guard():
         first, last = _day(since, "--since"), _day(until, "--until")
+        check_output(output)
         rows = trend(dataset, first, last, db or [])
         report = TrendReport(str(dataset), rows, first, last, tuple(db or []))
         render = TREND_RENDERERS[output_format]

@@ -20,7 +20,7 @@ from analyzer.base.words import plural
 from analyzer.base.zones import parse_zones
 from analyzer.cli.base import app, at_least, guard, progress
 from analyzer.cli.helptext import Command
-from analyzer.cli.output import write_report
+from analyzer.cli.output import check_output, write_report
 from analyzer.findings import redact as redaction
 from analyzer.inputs.limits import Limits
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat
@@ -93,7 +93,10 @@ def analyze_command(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", metavar="FILE", help="Write the report to FILE (replaced only once it is complete)."
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the report to FILE (replaced only once it is complete; - is stdout).",
         ),
     ] = None,
     since: Annotated[
@@ -149,7 +152,7 @@ def analyze_command(
         typer.Option(
             "--redact-map",
             metavar="FILE",
-            help="With --redact: write the pseudonyms and what they stand for to FILE (JSON; keep it private).",
+            help="With --redact: write the pseudonyms and what they stand for to FILE (JSON, made mode 0600).",
         ),
     ] = None,
     max_total: Annotated[
@@ -206,6 +209,8 @@ def analyze_command(
             max_seconds_per_input=max_seconds,
             read_special=read_special,
         )
+        check_output(output)  # a report that cannot be written is said before the input is read
+        check_output(redact_map)
         zones = parse_zones(tz or [])
         options = Options(
             threshold_ms=threshold,
@@ -225,7 +230,7 @@ def analyze_command(
         if redact:
             result, mapping = redaction.redact(result)
             if redact_map is not None:
-                write_report(lambda out: redaction.write_map(mapping, out), redact_map)
+                write_report(lambda out: redaction.write_map(mapping, out), redact_map, private=True)
         write_report(lambda out: render(result, out, top), output)
     if result.exit_code != ExitCode.OK:
         raise typer.Exit(int(result.exit_code))

@@ -1,0 +1,172 @@
+"""The threat model of docs/security.md, attacked as another local user would (`nobody`, via setpriv):
+dgtrace runs as root on files and in folders that other users control."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from analyzer.simulate.options import SimOptions
+from analyzer.simulate.runner import simulate
+from tests.attackers import arena, dgtrace, need_nobody, run_as_nobody
+from tests.conftest import PAPER
+
+UNSAFE = 8
+
+#: as nobody: swap every temporary `.part` file dgtrace makes in FOLDER for a link to TARGET until STOP exists;
+#: prints how many it saw and how many it swapped
+SWAPPER = r"""
+import os, sys, time
+folder, target, stop = sys.argv[1:4]
+seen, swapped, deadline = set(), 0, time.monotonic() + 120
+print("ready", flush=True)
+while not os.path.exists(stop) and time.monotonic() < deadline:
+    for name in os.listdir(folder):
+        if name.endswith(".part"):
+            seen.add(name)
+            try:
+                os.unlink(os.path.join(folder, name))
+                os.symlink(target, os.path.join(folder, name))
+                swapped += 1
+            except OSError:
+                pass
+print(len(seen), swapped)
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """6,000 writes: their HTML report takes a second or two to write, time for a race."""
+    folder = tmp_path_factory.mktemp("race") / "set"
+    simulate(folder, SimOptions(writes=3000, seed=2))
+    return folder
+
+
+@pytest.fixture
+def place() -> Iterator[Path]:
+    need_nobody()
+    with arena() as folder:
+        yield folder
+
+
+def _secret(folder: Path) -> Path:
+    """A root-only file the attacker wants changed."""
+    secret = folder / "secret"
+    secret.write_text("root only\n")
+    secret.chmod(0o600)
+    return secret
+
+
+def _one_line(stderr: str, *words: str) -> None:
+    assert stderr.count("\n") == 1 and stderr.startswith("dgtrace: error: refusing"), stderr
+    assert all(w in stderr for w in words), stderr
+
+
+# --- case 2: -o into a folder another user can write ---------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder_kind", ["owned by nobody", "mode 0777 without sticky bit"])
+def test_a_report_into_a_folder_another_user_controls_is_refused(place: Path, slow_set: Path, folder_kind: str) -> None:
+    """The attacker swaps each `.part` for a link to a root-only file and planted the target 04777 (the
+    mode dgtrace used to copy onto the link's target): dgtrace refuses before it writes anything."""
+    uid, gid = need_nobody()
+    secret = _secret(place)
+    shared = place / "shared"
+    shared.mkdir()
+    if folder_kind == "owned by nobody":
+        os.chown(shared, uid, gid)
+    else:
+        shared.chmod(0o777)
+    planted = shared / "report.html"
+    planted.write_text("planted")
+    os.chown(planted, uid, gid)
+    planted.chmod(0o4777)
+    stop = place / "stop"
+    attacker = run_as_nobody(SWAPPER, str(shared), str(secret), str(stop))
+    try:
+        assert attacker.stdout is not None and attacker.stdout.readline() == "ready\n"
+        done = dgtrace(["analyze", str(slow_set), "--format", "html", "-o", str(planted)])
+    finally:
+        stop.touch()
+        out, _ = attacker.communicate(timeout=60)
+    assert done.returncode == UNSAFE
+    _one_line(done.stderr, str(shared))
+    assert secret.read_text() == "root only\n" and stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert planted.read_text() == "planted" and sorted(shared.iterdir()) == [planted]
+    assert out.split() == ["0", "0"]  # nothing was ever there to swap
+
+
+@pytest.mark.slow
+def test_in_a_sticky_folder_the_attacker_races_and_loses(place: Path, slow_set: Path) -> None:
+    """/tmp-like (1777): allowed. The attacker sees the `.part` file while the report renders, but the
+    sticky bit keeps it from removing it, and dgtrace works on its descriptor: the report is written,
+    the root-only file keeps its content and mode."""
+    secret = _secret(place)
+    shared = place / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    target = shared / "report.html"
+    stop = place / "stop"
+    attacker = run_as_nobody(SWAPPER, str(shared), str(secret), str(stop))
+    try:
+        assert attacker.stdout is not None and attacker.stdout.readline() == "ready\n"
+        done = dgtrace(["analyze", str(slow_set), "--format", "html", "-o", str(target)])
+    finally:
+        stop.touch()
+        out, _ = attacker.communicate(timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen, swapped = map(int, out.split())
+    assert seen >= 1 and swapped == 0  # the race was run, and lost
+    info = target.lstat()
+    assert stat.S_ISREG(info.st_mode) and info.st_uid == 0 and target.read_text().startswith("<!DOCTYPE html>")
+    assert stat.S_IMODE(info.st_mode) == 0o644  # the umask's (022), never a planted mode
+    assert secret.read_text() == "root only\n" and stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert sorted(shared.iterdir()) == [target]
+
+
+# --- case 3: -o NAME planted as a link to a device or a FIFO ------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("planted", ["link to a FIFO", "link to a device", "FIFO"])
+def test_a_planted_link_or_fifo_is_not_written_to(place: Path, planted: str) -> None:
+    """In a sticky folder anyone can add names to (as /tmp), nobody plants the report's name: a link to its
+    own FIFO (it would read the report), a link to a device, or a FIFO. dgtrace refuses, exit 8, and
+    hands nothing over; a name nobody did not plant is written as usual."""
+    uid, gid = need_nobody()
+    shared = place / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    mine = place / "nobody"
+    mine.mkdir()
+    os.chown(mine, uid, gid)
+    fifo = mine / "fifo"
+    name = shared / "report.txt"
+    plant = {
+        "link to a FIFO": f"import os; os.mkfifo({str(fifo)!r}, 0o666); os.symlink({str(fifo)!r}, {str(name)!r})",
+        "link to a device": f"import os; os.symlink('/dev/full', {str(name)!r})",
+        "FIFO": f"import os; os.mkfifo({str(name)!r}, 0o666)",
+    }[planted]
+    planter = run_as_nobody(plant)
+    _, why = planter.communicate(timeout=60)
+    assert planter.returncode == 0, why
+    assert name.lstat().st_uid == uid
+    start = time.monotonic()
+    done = dgtrace(["analyze", str(PAPER), "--tz", "-07:00", "-o", str(name)], timeout_s=60)
+    assert done.returncode == UNSAFE and time.monotonic() - start < 30  # refused, never blocked on the FIFO
+    _one_line(done.stderr, str(name), "nobody")
+    assert name.lstat().st_uid == uid  # left as it was
+    if fifo.exists():
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            assert os.read(reader, 100) == b""  # nothing was handed to the other user
+        finally:
+            os.close(reader)
+    ok = dgtrace(["analyze", str(PAPER), "--tz", "-07:00", "-o", str(shared / "mine.txt")], timeout_s=60)
+    assert ok.returncode == 0 and (shared / "mine.txt").read_text().startswith("dgtrace")
