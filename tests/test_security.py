@@ -3,7 +3,9 @@ dgtrace runs as root on files and in folders that other users control."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import stat
 import time
 from collections.abc import Iterator
@@ -170,3 +172,97 @@ def test_a_planted_link_or_fifo_is_not_written_to(place: Path, planted: str) -> 
             os.close(reader)
     ok = dgtrace(["analyze", str(PAPER), "--tz", "-07:00", "-o", str(shared / "mine.txt")], timeout_s=60)
     assert ok.returncode == 0 and (shared / "mine.txt").read_text().startswith("dgtrace")
+
+
+# --- case 4: batch --out DIR prepared by another user ------------------------------------------------------
+
+
+def _victims(place: Path) -> tuple[Path, Path, Path]:
+    """Root's files the attacker wants deleted or truncated: a folder with a file, a file, a file beside it."""
+    folder = place / "victim"
+    folder.mkdir()
+    (folder / "precious.parquet").write_text("precious")
+    single = place / "victim.txt"
+    single.write_text("keep me")
+    beside = place / "x" / "y"
+    beside.parent.mkdir()
+    beside.write_text("keep me too")
+    return folder, single, beside
+
+
+def _intact(folder: Path, single: Path, beside: Path) -> None:
+    assert (folder / "precious.parquet").read_text() == "precious"
+    assert single.read_text() == "keep me" and beside.read_text() == "keep me too"
+
+
+PREPARE = r"""
+import json, os, sys
+ds, victim, single = sys.argv[1:4]
+os.makedirs(os.path.join(ds, "_dgtrace", "units"))
+os.symlink(victim, os.path.join(ds, "writes"))
+os.symlink(victim, os.path.join(ds, "_dgtrace", "tmp"))
+os.symlink(single, os.path.join(ds, "_dgtrace", "lock"))
+record = {"key": "k", "fingerprint": "f", "outputs": [single, "../x/y"], "rows": {}, "inputs": [], "written_at": ""}
+with open(os.path.join(ds, "_dgtrace", "units", "k.json"), "w") as out:
+    json.dump(record, out)
+"""
+
+
+@pytest.mark.slow
+def test_a_dataset_folder_another_user_prepared_is_refused(place: Path, one_day: Path) -> None:
+    """nobody made DIR with `writes/` and `_dgtrace/tmp` linked to root's folder, `_dgtrace/lock` linked to a
+    root file and a unit record naming a file outside: refused (exit 8, one line), nothing deleted or truncated."""
+    uid, gid = need_nobody()
+    victims = _victims(place)
+    home = place / "nobody"
+    home.mkdir()
+    os.chown(home, uid, gid)
+    dataset = home / "ds"
+    planter = run_as_nobody(PREPARE, str(dataset), str(victims[0]), str(victims[1]))
+    _, why = planter.communicate(timeout=60)
+    assert planter.returncode == 0, why
+    done = dgtrace(["batch", str(one_day), "--out", str(dataset), "--workers", "1"])
+    assert done.returncode == UNSAFE and done.stdout == ""
+    _one_line(done.stderr, str(dataset), "nobody")
+    _intact(*victims)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("planted", ["writes", "_dgtrace/tmp", "_dgtrace/lock"])
+def test_a_link_inside_a_dataset_is_never_followed(place: Path, one_day: Path, planted: str) -> None:
+    """The dataset is root's but holds a link another user made (when it still could): the sweep does not
+    descend into a linked `writes/`, `tmp/` is not emptied through a link, the lock is not truncated."""
+    uid, gid = need_nobody()
+    victims = _victims(place)
+    dataset = place / "ds"
+    first = dgtrace(["batch", str(one_day), "--out", str(dataset), "--workers", "1"])
+    assert first.returncode == 0, first.stderr
+    link = dataset / planted
+    if link.is_dir():
+        shutil.rmtree(link)
+    else:
+        link.unlink()
+    link.symlink_to(victims[1] if planted.endswith("lock") else victims[0])
+    os.chown(link, uid, gid, follow_symlinks=False)
+    done = dgtrace(["batch", str(one_day), "--out", str(dataset), "--workers", "1"])
+    assert done.returncode == UNSAFE
+    _one_line(done.stderr, str(link), "link")
+    _intact(*victims)
+
+
+@pytest.mark.slow
+def test_paths_of_a_unit_record_are_confined_to_the_dataset(place: Path, one_day: Path) -> None:
+    """A unit record naming `/abs/file` and `../x/y`: not one dgtrace wrote, so it is dropped and its files
+    left alone; the run goes on and writes its rows."""
+    victims = _victims(place)
+    dataset = place / "ds"
+    (dataset / "_dgtrace" / "units").mkdir(parents=True)
+    outside = {"key": "k", "fingerprint": "f", "outputs": [str(victims[1]), "../x/y"], "rows": {}}
+    record = outside | {"inputs": [], "written_at": ""}
+    (dataset / "_dgtrace" / "units" / "k.json").write_text(json.dumps(record))
+    done = dgtrace(["batch", str(one_day), "--out", str(dataset), "--workers", "1", "--format", "json"])
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["writes"]["added"] == summary["writes"]["total"] > 0
+    assert not (dataset / "_dgtrace" / "units" / "k.json").exists()
+    _intact(*victims)

@@ -183,6 +183,19 @@ def child_folder(parent: int, name: str, label: str, what: str, *, create: bool 
     return fd
 
 
+def descend(top: int, parts: tuple[str, ...], label: str, what: str, *, create: bool) -> int:
+    """A descriptor of the folder `parts` below the folder open at `top` (`label`), every step a
+    `child_folder`. The caller closes it."""
+    fd = os.dup(top)
+    try:
+        for n, part in enumerate(parts, start=1):
+            fd = _swap(fd, child_folder(fd, part, "/".join([label, *parts[:n]]), what, create=create))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def create_exclusive(folder: int, prefix: str, suffix: str, mode: int = 0o600) -> tuple[int, str]:
     """A new file of a random name in the folder open at `folder`: created exclusively (never a
     planted file or link), readable by this user only until the caller sets its mode (`fchmod`)."""

@@ -16,21 +16,26 @@ no record names, sees each unit either whole or not at all, and runs again those
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
 import json
 import os
+import posixpath
+import re
+import shutil
 import socket
-import uuid
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
 
 import polars as pl
 
-from analyzer.base.errors import AnalyzerError, ExitCode, UsageError
+from analyzer.base import safefs
+from analyzer.base.errors import AnalyzerError, ExitCode, UnsafeLocation, UsageError
 from analyzer.batch.plan import safe_name
 from analyzer.batch.schemas import FILE_SCHEMAS, MIGRATES_FROM, PARTITIONS, SCHEMA_VERSION, TABLES
 
@@ -79,8 +84,11 @@ class UnitRecord:
         )
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a rename or removal in `path` durable."""
+def fsync_dir(path: Path | int) -> None:
+    """Make a rename or removal in `path` (a path, or an open folder's descriptor) durable."""
+    if isinstance(path, int):
+        os.fsync(path)
+        return
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -88,8 +96,27 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+#: a partition file as a unit record names it: within the dataset, in a table's hive layout
+_OUTPUT = re.compile(
+    r"(?P<table>[a-z_]+)/primary_db=[A-Za-z0-9._+%-]+/day=\d{4}-\d{2}-\d{2}/[A-Za-z0-9._+%-]+\.parquet"
+)
+
+
+def confined(rel: str) -> bool:
+    """Whether a path read from a unit record names a partition file inside the dataset (no absolute
+    path, no `..`, no other folder): a record naming anything else is not one dgtrace wrote."""
+    found = _OUTPUT.fullmatch(rel)
+    return found is not None and found["table"] in TABLES and ".." not in rel.split("/")
+
+
 class Dataset:
-    """A batch dataset directory (see the module docstring)."""
+    """A batch dataset directory (see the module docstring).
+
+    While `locked`, every file is created, renamed and removed relative to descriptors of the
+    dataset's folders, opened without following links and checked to be this user's or root's and
+    not writable by others (`analyzer.base.safefs`; docs/security.md); a dataset folder another
+    user controls is refused (`UnsafeLocation`, exit code 8) before anything is read or written.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -97,6 +124,8 @@ class Dataset:
         self.tmp = self.meta / "tmp"
         self.units_dir = self.meta / "units"
         self._lock_fd: int | None = None
+        #: descriptors of the root, META, tmp/ and units/ while locked
+        self._fds: dict[str, int] = {}
 
     # ------------------------------------------------------------------ lock
     @contextlib.contextmanager
@@ -105,15 +134,31 @@ class Dataset:
 
         Raises:
             DatasetBusy: another run holds it.
+            UnsafeLocation: the dataset, or a folder or the lock in it, is one another user controls.
         """
-        for directory in (self.root, self.meta, self.tmp, self.units_dir):
-            directory.mkdir(exist_ok=True)
-        fd = os.open(self.meta / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        what = f"the dataset {self.root}"
+        try:
+            parent = safefs.open_folder(self.root.parent)
+        except (FileNotFoundError, NotADirectoryError):
+            missing = f"cannot write the dataset {self.root}: the folder {self.root.parent} does not exist"
+            raise UsageError(missing) from None
+        try:
+            self._fds["root"] = safefs.child_folder(parent, self.root.name or ".", str(self.root), what)
+            self._fds["meta"] = safefs.child_folder(self._fds["root"], META, str(self.meta), what)
+            self._fds["tmp"] = safefs.child_folder(self._fds["meta"], "tmp", str(self.tmp), what)
+            self._fds["units"] = safefs.child_folder(self._fds["meta"], "units", str(self.units_dir), what)
+            fd = self._open_lock()
+        except BaseException:
+            self._close()
+            raise
+        finally:
+            os.close(parent)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 400, 0).decode("utf-8", "replace").strip() or "another process"
             os.close(fd)
+            self._close()
             raise DatasetBusy(
                 f"{self.root} is being written by another dgtrace batch ({holder}); run again when it has finished"
             ) from None
@@ -126,29 +171,70 @@ class Dataset:
         finally:
             self._lock_fd = None
             os.close(fd)  # closing releases the lock
+            self._close()
+
+    def _open_lock(self) -> int:
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        try:
+            fd = os.open("lock", flags, 0o644, dir_fd=self._fds["meta"])
+        except OSError as err:
+            if err.errno != errno.ELOOP:
+                raise
+            raise UnsafeLocation(
+                f"refusing to write the dataset {self.root}: {self.meta / 'lock'} is a symbolic link;"
+                " dgtrace follows no link in a dataset"
+            ) from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not safefs.trusted(info.st_uid):
+            os.close(fd)
+            raise UnsafeLocation(
+                f"refusing to write the dataset {self.root}: {self.meta / 'lock'} is not a regular file of this user"
+            )
+        return fd
+
+    def _close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def _fd(self, name: str) -> int:
+        if name not in self._fds:
+            raise RuntimeError("the dataset is written only while locked")  # a bug of ours
+        return self._fds[name]
+
+    @contextlib.contextmanager
+    def _folder(self, rel: PurePosixPath, *, create: bool) -> Iterator[int]:
+        """The folder `rel` inside the dataset, each step a real folder of this user (created when `create`)."""
+        fd = safefs.descend(self._fd("root"), rel.parts, str(self.root), f"the dataset {self.root}", create=create)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     # ------------------------------------------------------------------ files
-    def _temp(self, suffix: str) -> Path:
-        return self.tmp / f"{os.getpid()}-{uuid.uuid4().hex}{suffix}"
-
-    def write_atomic(self, target: Path, write: Callable[[Path], None]) -> None:
-        """Write `target` through a temporary file: flushed, renamed over it, the rename flushed."""
-        part = self._temp(target.suffix)
+    def write_atomic(self, target: Path, write: Callable[[BinaryIO], None]) -> None:
+        """Write `target` (inside the dataset) through a temporary file in tmp/: flushed, renamed over
+        it (relative to the folders' descriptors), the rename flushed."""
+        rel = PurePosixPath(target.relative_to(self.root).as_posix())
+        tmp = self._fd("tmp")
+        handle, part = safefs.create_exclusive(tmp, f"{os.getpid()}-", target.suffix, 0o644)
         try:
-            write(part)
-            with part.open("rb+") as handle:
-                os.fsync(handle.fileno())
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(part, target)
-            fsync_dir(target.parent)
+            with os.fdopen(handle, "wb") as out:
+                write(out)
+                out.flush()
+                os.fsync(out.fileno())
+            with self._folder(rel.parent, create=True) as folder:
+                os.replace(part, rel.name, src_dir_fd=tmp, dst_dir_fd=folder)
+                fsync_dir(folder)
         finally:
-            part.unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(part, dir_fd=tmp)
 
     def write_json(self, target: Path, document: Any) -> None:
         text = json.dumps(document, indent=1, sort_keys=True) + "\n"
 
-        def write(path: Path) -> None:
-            path.write_text(text, encoding="utf-8")
+        def write(out: BinaryIO) -> None:
+            out.write(text.encode("utf-8"))
 
         self.write_atomic(target, write)
 
@@ -156,16 +242,22 @@ class Dataset:
         """Remove the files being written (this process's only, or all: the sweep)."""
         removed = 0
         prefix = f"{os.getpid()}-"
-        for path in self.tmp.glob("*") if self.tmp.is_dir() else ():
-            if not mine_only or path.name.startswith(prefix):
-                path.unlink(missing_ok=True)
+        tmp = self._fd("tmp")
+        for entry in list(os.scandir(tmp)):
+            if not mine_only or entry.name.startswith(prefix):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.name, dir_fd=tmp)  # never follows a link inside
+                else:
+                    os.unlink(entry.name, dir_fd=tmp)
                 removed += 1
         return removed
 
     # ------------------------------------------------------------------ metadata
     def read_json(self, name: str) -> Any:
-        path = self.meta / name
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if "meta" not in self._fds:  # reading a dataset (`dgtrace report`): nothing is written
+            path = self.meta / name
+            return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        return _load(self._fds["meta"], name)
 
     def check_version(self, *, migrating: bool = False) -> int | None:
         """The dataset's schema version (None for a new dataset), when this dgtrace can use it: its
@@ -206,48 +298,98 @@ class Dataset:
             self.write_json(self.meta / "dataset.json", document)
 
     def units(self) -> dict[str, UnitRecord]:
-        records = {}
-        for path in sorted(self.units_dir.glob("*.json")) if self.units_dir.is_dir() else ():
-            try:
-                record = UnitRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
-            except (ValueError, KeyError, TypeError):
-                path.unlink()  # written atomically, so never half: unreadable means foreign; run the unit again
-                continue
-            records[record.key] = record
-        return records
+        """The unit records; one that cannot be read, or that names a file outside the dataset's
+        layout (`confined`), is not one dgtrace wrote: it is removed (and its unit runs again)."""
+        with contextlib.ExitStack() as stack:
+            if "units" in self._fds:
+                folder = self._fds["units"]
+            elif self.units_dir.is_dir():  # reading only
+                folder = os.open(self.units_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                stack.callback(os.close, folder)
+            else:
+                return {}
+            records = {}
+            for name in sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json")):
+                try:
+                    record = UnitRecord.from_json(_load(folder, name))
+                    if not all(isinstance(rel, str) and confined(rel) for rel in record.outputs):
+                        raise ValueError("a file outside the dataset")
+                except (ValueError, KeyError, TypeError, AttributeError, UnsafeLocation):
+                    os.unlink(name, dir_fd=folder)  # written atomically, so never half: foreign; run the unit again
+                    continue
+                records[record.key] = record
+            return records
+
+    def _record_name(self, key: str) -> str:
+        return f"{safe_name(key)}.json"
 
     def _record_path(self, key: str) -> Path:
-        return self.units_dir / f"{safe_name(key)}.json"
+        return self.units_dir / self._record_name(key)
 
     # ------------------------------------------------------------------ sweep
     def sweep(self) -> int:
         """Remove temporary files, unit records whose files are missing, and every partition file
-        no unit record names (left by a run that was killed); returns the files removed."""
+        no unit record names (left by a run that was killed); returns the files removed. Links in
+        the dataset are removed as names, never followed."""
         removed = self.remove_temporary(mine_only=False)
         live: set[str] = set()
         for key, record in self.units().items():
-            if all((self.root / rel).is_file() for rel in record.outputs):
+            if all(self._is_file(rel) for rel in record.outputs):
                 live.update(record.outputs)
             else:
                 self.forget(key)
+        root = self._fd("root")
         for table in TABLES:
-            base = self.root / table
-            if not base.is_dir():
+            try:
+                info = os.stat(table, dir_fd=root, follow_symlinks=False)
+            except FileNotFoundError:
                 continue
-            for path in sorted(base.rglob("*"), reverse=True):
-                if path.is_file() and path.relative_to(self.root).as_posix() not in live:
-                    path.unlink()
-                    removed += 1
-                elif path.is_dir() and not any(path.iterdir()):
-                    path.rmdir()
+            if not stat.S_ISDIR(info.st_mode):
+                raise UnsafeLocation(
+                    f"refusing to write the dataset {self.root}: {self.root / table} is not a folder"
+                    " (a symbolic link?); dgtrace follows no link in a dataset"
+                )
+            with self._folder(PurePosixPath(table), create=False) as top:
+                for here, dirs, files, fd in os.fwalk(".", topdown=False, follow_symlinks=False, dir_fd=top):
+                    for name in [*files, *dirs]:
+                        rel = posixpath.normpath(posixpath.join(table, here, name))
+                        kind = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+                        if stat.S_ISDIR(kind):
+                            with contextlib.suppress(OSError):  # removed when empty
+                                os.rmdir(name, dir_fd=fd)
+                        elif rel not in live or not stat.S_ISREG(kind):
+                            os.unlink(name, dir_fd=fd)
+                            removed += 1
         return removed
+
+    def _is_file(self, rel: str) -> bool:
+        """Whether the partition file `rel` is a regular file in place (no link on the way)."""
+        path = PurePosixPath(rel)
+        try:
+            with self._folder(path.parent, create=False) as folder:
+                return stat.S_ISREG(os.stat(path.name, dir_fd=folder, follow_symlinks=False).st_mode)
+        except (FileNotFoundError, UnsafeLocation):
+            return False
+
+    def _unlink(self, rel: str) -> None:
+        """Remove the partition file `rel` (confined to the dataset; a missing one is fine)."""
+        path = PurePosixPath(rel)
+        if not confined(rel):
+            return
+        try:
+            with self._folder(path.parent, create=False) as folder:
+                os.unlink(path.name, dir_fd=folder)
+        except (FileNotFoundError, UnsafeLocation):
+            pass
 
     def forget(self, key: str) -> None:
         """Remove a unit's record (its files become unnamed: the sweep would remove them)."""
-        path = self._record_path(key)
-        if path.exists():
-            path.unlink()
-            fsync_dir(path.parent)
+        units = self._fd("units")
+        try:
+            os.unlink(self._record_name(key), dir_fd=units)
+        except FileNotFoundError:
+            return
+        fsync_dir(units)
 
     # ------------------------------------------------------------------ units
     def commit(
@@ -273,7 +415,7 @@ class Dataset:
                 self.put_file(target, table, part)
                 outputs.append(target.relative_to(self.root).as_posix())
         for stale in set(old.outputs if old else ()) - set(outputs):
-            (self.root / stale).unlink(missing_ok=True)
+            self._unlink(stale)
         record = UnitRecord(key, fingerprint, tuple(outputs), rows, tuple(inputs), datetime.now(UTC).isoformat())
         self.put_record(record)
         return record
@@ -292,11 +434,20 @@ class Dataset:
         """Remove a unit that the plan no longer has: its record first, then its files."""
         self.forget(record.key)
         for rel in record.outputs:
-            (self.root / rel).unlink(missing_ok=True)
+            self._unlink(rel)
 
 
-def _write_parquet(frame: pl.DataFrame, metadata: dict[str, str], path: Path) -> None:
-    frame.write_parquet(path, compression="zstd", metadata=metadata)
+def _write_parquet(frame: pl.DataFrame, metadata: dict[str, str], out: BinaryIO) -> None:
+    frame.write_parquet(out, compression="zstd", metadata=metadata)
+
+
+def _load(folder: int, name: str) -> Any:
+    """The JSON document `name` in the folder at `folder` (never through a link), None when missing."""
+    fd = safefs.open_file(folder, name)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return json.loads(handle.read().decode("utf-8"))
 
 
 def _partition_dir(db: str | None, day: date) -> str:

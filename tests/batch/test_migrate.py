@@ -124,7 +124,9 @@ def test_a_migration_cut_short_is_done_again(
 def test_the_fast_sync_columns_are_the_analysis_own(version_1: tuple[Path, Path, Path]) -> None:
     """Computed from the stored columns, `fastsync_ms` is the value the analysis gives each write."""
     share, reference, old = version_1
-    migration.migrate(Dataset(old), Settings().to_json())
+    dataset = Dataset(old)
+    with dataset.locked():  # the dataset is written only under its lock
+        migration.migrate(dataset, Settings().to_json())
     key = ["primary_db", "thread", "seq", "msgid"]
     joined = writes(reference).join(writes(old), on=key, suffix="_migrated")
     assert joined.height == truth(share).height

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import shutil
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 import pytest
@@ -78,8 +79,8 @@ def test_interrupted_run_leaves_a_dataset_the_next_run_completes(
         calls.append(1)
         if len(calls) == 2:  # SIGTERM while a partition file is being written
 
-            def half(path: Path) -> None:
-                path.write_bytes(b"PAR1")
+            def half(out: BinaryIO) -> None:
+                out.write(b"PAR1")
                 raise Interrupted(15)
 
             self.write_atomic(self.root / "writes" / "x.parquet", half)

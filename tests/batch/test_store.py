@@ -9,6 +9,7 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -128,8 +129,8 @@ def test_a_record_whose_files_are_missing_is_forgotten(tmp_path: Path) -> None:
 def test_interrupted_write_leaves_no_temporary_file(tmp_path: Path) -> None:
     ds = Dataset(tmp_path)
 
-    def half(path: Path) -> None:
-        path.write_bytes(b"half")
+    def half(out: BinaryIO) -> None:
+        out.write(b"half")
         raise KeyboardInterrupt
 
     with ds.locked(), pytest.raises(KeyboardInterrupt):
