@@ -266,3 +266,71 @@ def test_paths_of_a_unit_record_are_confined_to_the_dataset(place: Path, one_day
     assert summary["writes"]["added"] == summary["writes"]["total"] > 0
     assert not (dataset / "_dgtrace" / "units" / "k.json").exists()
     _intact(*victims)
+
+
+# --- case 1: the local Dask cluster ----------------------------------------------------------------------
+
+#: as nobody: connect to each address as a Dask client or peer would, without the run's credentials (plain
+#: TCP, TLS without a certificate, TLS with a certificate of its own), and try to run `os.getuid` there
+DASK_ATTACK = r"""
+import asyncio, os, sys
+from distributed import Client, Security
+from distributed.comm import connect
+
+def ways():
+    yield "tcp", {}
+    yield "tls", {}
+    yield "tls", {"ssl_context": Security.temporary().get_connection_args("client")["ssl_context"]}
+
+async def talk(address):
+    for scheme, args in ways():
+        target = scheme + "://" + address.split("://", 1)[1]
+        try:
+            comm = await asyncio.wait_for(connect(target, timeout=3, **args), 5)
+            await comm.write({"op": "identity", "reply": True})
+            print("ANSWERED", target, str(await asyncio.wait_for(comm.read(), 3))[:80], flush=True)
+        except Exception as err:
+            print("refused", target, type(err).__name__, flush=True)
+
+scheduler = sys.argv[1]
+for scheme in ("tcp", "tls"):
+    try:
+        with Client(scheme + "://" + scheduler.split("://", 1)[1], timeout="3s") as client:
+            print("RAN", client.submit(os.getuid).result(timeout=10), flush=True)
+    except Exception as err:
+        print("refused client", scheme, type(err).__name__, flush=True)
+for address in sys.argv[1:]:
+    asyncio.run(talk(address))
+"""
+
+
+@pytest.mark.slow
+def test_the_local_dask_cluster_lets_no_other_user_in(one_day: Path, tmp_path: Path) -> None:
+    """While `batch --engine dask` runs, nobody tries the scheduler, the workers and their nannies, on
+    loopback, without the run's credentials: every attempt fails; the batch still writes all its rows."""
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("cryptography")
+    need_nobody()
+    from analyzer.batch.engine import EngineName, EngineSpec
+    from analyzer.batch.run import run_batch
+    from tests.batch.helpers import check_against_truth, truth
+
+    seen: list[str] = []
+
+    def attack(label: str, done: int, total: int) -> None:
+        if seen or not label.startswith("unit "):  # once, as the first unit is done (the cluster is up)
+            return
+        client = distributed.default_client()
+        info = client.scheduler_info()
+        addresses = [client.scheduler.address, *info["workers"], *(w["nanny"] for w in info["workers"].values())]
+        attacker = run_as_nobody(DASK_ATTACK, *addresses, modules=["distributed", "cryptography"])
+        out, why = attacker.communicate(timeout=300)
+        assert attacker.returncode == 0, why
+        seen.extend([*addresses, *out.splitlines()])
+
+    summary = run_batch([str(one_day)], tmp_path / "ds", engine=EngineSpec(EngineName.DASK, workers=2), progress=attack)
+    addresses, lines = seen[:5], seen[5:]
+    assert len(lines) == 2 + 3 * len(addresses) and all(line.startswith("refused") for line in lines), lines
+    assert all(a.startswith("tls://127.0.0.1:") for a in addresses), addresses  # loopback, TLS
+    assert not summary.failed
+    check_against_truth(tmp_path / "ds", truth(one_day))

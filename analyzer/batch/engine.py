@@ -7,8 +7,12 @@ whatever the engine. A unit that fails is reported with its error; the others go
 - `local` (the default): a pool of processes, one per core (no dependency beyond dgtrace's own);
   a single unit, or `--workers 1`, runs in the calling process.
 - `dask`: `--scheduler ADDRESS` sends the units to an existing Dask cluster (its workers must be
-  able to read the inputs at the same paths); otherwise a local Dask cluster of `--workers`
-  processes is started for the run. Needs `pip install 'dgtrace[dask]'`.
+  able to read the inputs at the same paths; without `tls://` the command line warns: whoever
+  can reach such a scheduler runs code on its workers); otherwise a local Dask cluster of
+  `--workers` processes is started for the run, listening on loopback only and authenticated:
+  mutual TLS with credentials made for the run and kept in memory (`Security.temporary()`, as Dask
+  documents), so another local user cannot connect to it (docs/security.md). Needs
+  `pip install 'dgtrace[dask]'`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from analyzer.batch.plan import Unit
 from analyzer.batch.unit import UnitOutput, run_unit
 
 MISSING_DASK = "--engine dask needs Dask distributed: pip install 'dgtrace[dask]'"
+#: address schemes whose connections are encrypted and authenticated (or never leave the process)
+SECURE_SCHEMES = ("tls://", "wss://", "inproc://")
 
 
 class EngineName(StrEnum):
@@ -54,6 +60,15 @@ class EngineSpec:
             raise UsageError("--scheduler applies to --engine dask only")
         if self.scheduler and self.workers:
             raise UsageError("--workers starts a local cluster; an existing one (--scheduler) has its own workers")
+
+    def warning(self) -> str | None:
+        """What the user should know before the run: a scheduler reached without TLS."""
+        if self.scheduler and not self.scheduler.startswith(SECURE_SCHEMES):
+            return (
+                f"the Dask scheduler {self.scheduler} is reached without TLS: whoever can reach it can run code on"
+                " its workers and read what is sent; use a tls:// address with credentials (docs/security.md)"
+            )
+        return None
 
     def describe(self) -> str:
         n = self.size()
@@ -165,14 +180,21 @@ def _dask(units: Sequence[Unit], spec: EngineSpec) -> Iterator[Outcome]:
         except (OSError, TimeoutError) as err:
             raise UsageError(f"cannot reach the Dask scheduler at {spec.scheduler}: {err}") from err
     else:
+        try:  # a key and certificate for this run only, in memory: every connection is mutual TLS
+            security = dask.Security.temporary()
+        except ImportError as err:
+            raise UsageError(MISSING_DASK) from err
         cluster = LocalCluster(
             n_workers=spec.size(),
             threads_per_worker=1,
             processes=True,
+            host="127.0.0.1",
+            protocol="tls://",
+            security=security,
             dashboard_address=None,
             silence_logs=logging.ERROR,
         )
-        client = Client(cluster)
+        client = Client(cluster, security=security)
     try:
         futures = client.map(run_unit, list(units), key=[f"dgtrace-unit-{u.fingerprint()}" for u in units])
         by_key = {future.key: unit for future, unit in zip(futures, units, strict=True)}

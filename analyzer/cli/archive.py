@@ -16,7 +16,7 @@ from analyzer.batch.engine import EngineName, EngineSpec
 from analyzer.batch.plan import Settings
 from analyzer.batch.query import trend
 from analyzer.batch.run import run_batch
-from analyzer.cli.base import app, err, guard, progress
+from analyzer.cli.base import app, err, guard, progress, say
 from analyzer.cli.helptext import Command
 from analyzer.cli.output import check_output, write_report
 from analyzer.cli.trace import InventoryFormat
@@ -82,6 +82,8 @@ def batch_command(
             max_total_bytes=parse_size(max_total, "--max-total-bytes"),
         )
         spec = EngineSpec(engine, workers, scheduler)
+        if warning := spec.warning():
+            say(f"dgtrace: warning: {warning}")
         try:
             with progress(lambda label: label) as hook:
                 summary = run_batch(paths, out, settings, spec, progress=hook)

@@ -55,6 +55,15 @@ def test_engine_options_that_cannot_work() -> None:
     assert list(run_units([], EngineSpec())) == []
 
 
+def test_a_scheduler_without_tls_is_warned_about() -> None:
+    for address in ("tcp://sched01:8786", "sched01:8786", "ws://sched01:8786"):
+        warning = EngineSpec(EngineName.DASK, scheduler=address).warning()
+        assert warning is not None and "without TLS" in warning and address in warning
+    for address in ("tls://sched01:8786", "wss://sched01:8786"):
+        assert EngineSpec(EngineName.DASK, scheduler=address).warning() is None
+    assert EngineSpec(EngineName.DASK).warning() is None  # the local cluster is authenticated
+
+
 def test_a_pool_stopped_while_a_result_is_half_written_lets_its_thread_end() -> None:
     """A worker stopped in the middle of writing a unit's result: the pool's thread, which waits for the
     rest of it, ends once the pool is stopped, so the interpreter does not wait for it forever at exit
