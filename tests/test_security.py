@@ -334,3 +334,72 @@ def test_the_local_dask_cluster_lets_no_other_user_in(one_day: Path, tmp_path: P
     assert all(a.startswith("tls://127.0.0.1:") for a in addresses), addresses  # loopback, TLS
     assert not summary.failed
     check_against_truth(tmp_path / "ds", truth(one_day))
+
+
+# --- case 5: the parsers' tables ---------------------------------------------------------------------
+
+#: as nobody: in SHARED (the cache folder's parent, which it can write) swap `dgtrace` for a folder of its own
+#: holding, under every name dgtrace could read, a pickle that creates MARKER when loaded, until STOP exists
+CACHE_SWAPPER = r"""
+import json, os, pickle, sys, time
+shared, marker, stop, *names = sys.argv[1:]
+class Payload:
+    def __reduce__(self):
+        return (os.system, ("touch " + marker,))
+evil = pickle.dumps(Payload())
+swaps, n, deadline = 0, 0, time.monotonic() + 120
+while not os.path.exists(stop) and time.monotonic() < deadline:
+    n += 1
+    mine = os.path.join(shared, f"evil-{n}")
+    os.mkdir(mine, 0o755)
+    for name in names:
+        for suffix in ("", ".json"):
+            with open(os.path.join(mine, name + suffix), "wb") as out:
+                out.write(evil)
+    try:
+        os.rename(os.path.join(shared, "dgtrace"), os.path.join(shared, f"old-{n}"))
+    except OSError:
+        pass
+    try:
+        os.rename(mine, os.path.join(shared, "dgtrace"))
+        swaps += 1
+    except OSError:
+        pass
+print(swaps)
+"""
+
+
+@pytest.mark.slow
+def test_the_parsers_tables_never_run_code_another_user_planted(place: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache folder's parent is nobody's: it keeps swapping the cache folder for one of pickles while
+    dgtrace builds and loads its parsers, round after round. No pickle is ever loaded (the tables are JSON,
+    and a folder that is not this user's private one is not read): the marker never appears, and every
+    parser parses as one built from its grammar."""
+    from analyzer.parse import grammar as g
+    from analyzer.parse import tables
+
+    uid, gid = need_nobody()
+    shared = place / "cache"
+    shared.mkdir()
+    os.chown(shared, uid, gid)
+    marker, stop = place / "pwned", place / "stop"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared))
+    names = [tables._name(f.value, g.grammar_path(f).read_text(encoding="utf-8")) for f in g.Family]
+    names += [n.removesuffix(".json") for n in names]  # the pickles' names of earlier versions too
+    attacker = run_as_nobody(CACHE_SWAPPER, str(shared), str(marker), str(stop), *names)
+    line = "Client sending SQLNET request data [kpurcs] oper='Write' flag=67111042 thrd=1 seq=1584 msgid=117450"
+    try:
+        for _ in range(12):
+            g.parser.cache_clear()
+            for family in g.Family:
+                g.parser(family)
+            assert g.parse_line(g.Family.TRANSPORT, line) == g.Message(
+                g.MessageKind.CLIENT_SEND, "kpurcs", "Write", "67111042", 1, 1584, 117450
+            )
+    finally:
+        g.parser.cache_clear()
+        stop.touch()
+        out, _ = attacker.communicate(timeout=60)
+    assert int(out) >= 1  # the folder was swapped while dgtrace ran
+    time.sleep(0.5)  # a payload's `touch` would have finished by now
+    assert not marker.exists()

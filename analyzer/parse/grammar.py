@@ -9,19 +9,16 @@ these parsers on every golden case.
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 import re
-import stat
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer, UnexpectedInput, UnexpectedToken
-from lark import __version__ as lark_version
 from lark.exceptions import VisitError
 
 from analyzer.base.vocab import MessageKind
+from analyzer.parse import tables
 from analyzer.parse.records import (
     MAX_LGWR,
     MAX_MICROS,
@@ -357,50 +354,23 @@ def grammar_path(family: Family) -> Path:
 def parser(family: Family, *, strict: bool = False) -> Lark:
     """The cached LALR parser of one family, transforming inline (no tree is built).
 
-    lark can keep the built LALR tables in a file (~0.2 s saved per process). It unpickles that
-    file, so the file must be one nobody else can write: a private per-user cache directory
-    (`cache_file`), never the shared temporary folder lark would use by default. Without such a
-    directory the tables are built every time.
+    Its tables are kept between runs as JSON in a private per-user folder, never as a pickle and
+    never where another user could write (`analyzer.parse.tables`, docs/security.md).
     """
     text = grammar_path(family).read_text(encoding="utf-8")
-    cache = False if strict else cache_file(family, text)
-    return Lark(text, parser="lalr", transformer=_TRANSFORMERS[family](), strict=strict, cache=cache or False)
+    if strict:
+        return Lark(text, parser="lalr", transformer=_TRANSFORMERS[family](), strict=True)
+    return tables.load_or_build(family.value, text, _TRANSFORMERS[family]())
 
 
 def cache_dir() -> Path | None:
-    """`$XDG_CACHE_HOME/dgtrace` (else `~/.cache/dgtrace`), created mode 0700, when it is this user's
-    own directory that no other user can write to; else None (no cache)."""
-    getuid = getattr(os, "getuid", None)
-    if getuid is None:  # no POSIX owners to check (Windows): build the tables every time
-        return None
-    try:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        directory = base / "dgtrace"
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = directory.lstat()
-    except (OSError, RuntimeError):  # no home, read-only home: no cache
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != getuid() or info.st_mode & 0o022:
-        return None
-    return directory
+    """The private folder the parsers' tables are kept in, or None (`analyzer.parse.tables.cache_dir`)."""
+    return tables.cache_dir()
 
 
 def cache_file(family: Family, text: str) -> str | None:
-    """The parser-table cache file of one grammar (named by lark's version and the grammar's hash),
-    or None when there is no private cache directory or the file there is not a regular file of ours."""
-    directory = cache_dir()
-    if directory is None:
-        return None
-    digest = hashlib.sha256(f"{lark_version}\0{text}".encode()).hexdigest()[:24]
-    path = directory / f"{family.value}-{digest}.lark-tables"
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return str(path)
-    except OSError:
-        return None
-    ours = stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
-    return str(path) if ours else None
+    """The tables file of one grammar, or None (`analyzer.parse.tables.cache_file`)."""
+    return tables.cache_file(family.value, text)
 
 
 def parse_line(family: Family, text: str) -> Record:
