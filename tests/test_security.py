@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import shutil
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +20,7 @@ import pytest
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from tests.attackers import arena, dgtrace, need_nobody, run_as_nobody
-from tests.conftest import PAPER
+from tests.conftest import PAPER, ROOT, invoke
 
 UNSAFE = 8
 
@@ -403,3 +407,74 @@ def test_the_parsers_tables_never_run_code_another_user_planted(place: Path, mon
     assert int(out) >= 1  # the folder was swapped while dgtrace ran
     time.sleep(0.5)  # a payload's `touch` would have finished by now
     assert not marker.exists()
+
+
+# --- case 6: control bytes from the traces; the redaction map ------------------------------------------------
+
+
+@pytest.fixture
+def escaping(tmp_path: Path) -> Path:
+    """The paper's traces with an ANSI escape (red) and an OSC title sequence in every host and instance name."""
+    copy = tmp_path / "set"
+    shutil.copytree(PAPER, copy)
+    for trace in copy.rglob("*.trc"):
+        text = trace.read_text(encoding="utf-8")
+        text = re.sub(r"(?m)^(Node name:\t.*)$", "\\1\x1b[31mX", text)
+        text = re.sub(r"(?m)^(Instance name: .*)$", "\\1\x1b]0;owned\x07", text)
+        trace.write_text(text, encoding="utf-8")
+    return copy
+
+
+def _on_a_terminal(args: list[str]) -> bytes:
+    """What `dgtrace ARGS` writes to a terminal (a pseudo-terminal as its stdout)."""
+    main, tty = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "analyzer", "--quiet", *args], cwd=ROOT, stdout=tty, stderr=subprocess.PIPE
+        )
+        os.close(tty)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: the other end is closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        return b"".join(chunks)
+    finally:
+        os.close(main)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [["--format", "csv"], ["--format", "csv", "--table", "events"], []])
+def test_no_control_sequence_from_a_trace_reaches_the_terminal(escaping: Path, args: list[str]) -> None:
+    shown = _on_a_terminal(["analyze", str(escaping), "--tz", "-07:00", *args])
+    assert b"prim01" in shown and b"\\x1b[31mX" in shown
+    assert b"\x1b[31mX" not in shown and b"\x1b]0;owned" not in shown and b"\x07" not in shown
+    if args:  # CSV has no colours of its own: no escape at all (the text report colours its own words)
+        assert b"\x1b" not in shown
+
+
+def test_markdown_and_files_keep_no_control_sequence_where_people_read_them(escaping: Path, tmp_path: Path) -> None:
+    """Markdown (read in terminals and editors) shows them as `\\x1b`; CSV into a file keeps the data as it is."""
+    markdown = invoke(["analyze", str(escaping), "--tz", "-07:00", "--format", "markdown"]).stdout
+    assert "\x1b" not in markdown and "\x07" not in markdown and "prim01\\x1b" in markdown
+    target = tmp_path / "w.csv"
+    invoke(["analyze", str(escaping), "--tz", "-07:00", "--format", "csv", "-o", str(target)])
+    assert "\x1b[31mX" in target.read_text(encoding="utf-8")
+
+
+def test_the_redaction_map_is_private(tmp_path: Path) -> None:
+    """Created 0600 whatever the umask, and made 0600 when it replaces a map others could read."""
+    mapping = tmp_path / "map.json"
+    for earlier in (None, 0o644):
+        if earlier is not None:
+            mapping.chmod(earlier)
+        invoke(["analyze", str(PAPER), "--tz", "-07:00", "--redact", "--redact-map", str(mapping), "-o", os.devnull])
+        assert stat.S_IMODE(mapping.stat().st_mode) == 0o600
+        assert "prim01" in json.loads(mapping.read_text()).values() or "prim01" in mapping.read_text()

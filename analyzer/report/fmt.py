@@ -22,8 +22,10 @@ def printable(text: str) -> str:
 
 def escape_markdown(text: str) -> str:
     """Text shown as it is in Markdown: `<`, `>`, `[`, `]`, `|`, backticks and backslashes escaped,
-    line breaks as `<br>` (the only tag the Markdown reports write themselves)."""
-    return _MARKDOWN.sub(r"\\\1", text).replace("\r", "").replace("\n", "<br>")
+    line breaks as `<br>` (the only tag the Markdown reports write themselves), and the other control
+    characters (ANSI escapes) written as `\\xNN`, as `printable` writes them (a Markdown file is read in
+    terminals too)."""
+    return printable(_MARKDOWN.sub(r"\\\1", text).replace("\r", "").replace("\n", "<br>"))
 
 
 def cell(value: float | None, resolution_ms: float | None = None) -> str:

@@ -27,6 +27,7 @@ import polars as pl
 from analyzer.findings import events, insights
 from analyzer.match.analysis import Analysis
 from analyzer.report import jsontext
+from analyzer.report.fmt import printable
 from analyzer.report.model import (
     CSV_DECIMALS,
     FORMULA,
@@ -124,7 +125,8 @@ def _write_rows(frame: pl.DataFrame, out: TextIO, *, as_json: bool, header: bool
     once: into a byte stream by polars' CSV writer, into text (a `StringIO`) as text.
     """
     options: dict[str, Any] = {"quote_style": "never", "line_terminator": ITEM_END} if as_json else {}
-    binary = _byte_stream(out)
+    terminal = _is_terminal(out)  # control characters (ANSI escapes) of trace text written as `\xNN` there
+    binary = None if terminal else _byte_stream(out)
     if binary is not None:
         out.flush()  # what `out` holds goes first
 
@@ -133,7 +135,8 @@ def _write_rows(frame: pl.DataFrame, out: TextIO, *, as_json: bool, header: bool
         if binary is not None:
             rows.write_csv(binary, include_header=first, **options)
         else:
-            out.write(rows.write_csv(include_header=first, **options))
+            text = rows.write_csv(include_header=first, **options)
+            out.write(printable(text) if terminal else text)
 
     with ThreadPoolExecutor(max_workers=ENCODERS) as pool:
         pending: deque[tuple[int, Future[pl.DataFrame]]] = deque()
@@ -160,6 +163,13 @@ def _byte_stream(out: TextIO) -> BinaryIO | None:
     if binary is None or encoding is None or os.linesep != "\n":
         return None
     return binary if codecs.lookup(encoding).name == "utf-8" else None
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # closed, or no such method
+        return False
 
 
 def _all_finite(frame: pl.DataFrame) -> bool:
