@@ -32,6 +32,7 @@ from types import FrameType
 
 import polars as pl
 
+from analyzer.base import safefs
 from analyzer.base.errors import Interrupted, TempFileError
 
 #: columns a piece is indexed by: the match stage reads back only the pieces holding a key
@@ -130,8 +131,10 @@ def spill_directory(parent: Path | None = None) -> Iterator[Spill]:
 
     Raises:
         TempFileError: the directory cannot be created there.
+        UnsafeLocation: `parent` is a folder another user controls (`_check_parent`).
     """
     base = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    _check_parent(base)
     sweep(base)
     try:
         directory = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base))
@@ -145,6 +148,24 @@ def spill_directory(parent: Path | None = None) -> Iterator[Spill]:
         yield Spill(directory)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _check_parent(base: Path) -> None:
+    """The temporary folder is one where no other user can rename the spill directory (docs/security.md):
+    this user's or root's, and not writable by others unless it has the sticky bit (as /tmp has).
+
+    Raises:
+        UnsafeLocation: another user owns it or can write to it without the sticky bit.
+        TempFileError: it cannot be opened.
+    """
+    try:
+        fd = safefs.open_folder(base)
+    except OSError as exc:
+        raise TempFileError(f"cannot create a temporary directory in {base}: {_reason(exc)}; {_ADVICE}") from exc
+    try:
+        safefs.check_folder(fd, str(base), "temporary files (set TMPDIR to a folder of your own)")
+    finally:
+        os.close(fd)
 
 
 def sweep(parent: Path) -> list[Path]:

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from analyzer.base import spill
-from analyzer.base.errors import ExitCode, Interrupted, TempFileError
+from analyzer.base.errors import ExitCode, Interrupted, TempFileError, UnsafeLocation
 
 EXCHANGES = pl.DataFrame({"thread": [1, 1, 2, 1], "seq": [7, 7, 3, 8], "msgid": [10, 11, 12, 13]})
 
@@ -179,3 +179,16 @@ def test_a_piece_that_cannot_be_written_is_removed_and_named(tmp_path: Path, mon
             assert error.value.exit_code == ExitCode.TEMP_FILES
         assert sorted(p.name for p in directory.iterdir()) == ["owner"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_temporary_folder_others_can_write_without_sticky_bit_is_refused(tmp_path: Path) -> None:
+    """Another user could rename the spill directory there and put a link in its place: refused, exit 8."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(UnsafeLocation, match="other users can write") as err, spill.spill_directory(shared):
+        pass
+    assert err.value.exit_code == ExitCode.UNSAFE and list(shared.iterdir()) == []
+    shared.chmod(0o1777)  # as /tmp: allowed
+    with spill.spill_directory(shared) as pieces:
+        assert pieces.directory is not None and pieces.directory.parent == shared
