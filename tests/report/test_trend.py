@@ -159,10 +159,10 @@ def test_hostile_names_in_the_text_trend_send_no_control_character() -> None:
 
 def test_hostile_names_in_the_markdown_trend_open_no_tag_link_or_cell() -> None:
     md = _render(TrendFormat.MARKDOWN, _hostile())
-    assert not re.search(r"(?<!\\)[<>\[\]`]", md) and "\r" not in md  # every one escaped
+    assert not re.search(r"(?<!\\)[<>\[\]`]", md) and "\r" not in md and "\x1b" not in md  # every one escaped
     lines = md.splitlines()
     assert lines[0].startswith("# dgtrace report /data/\\<b\\>dg\\</b\\>")
-    cell = "s\\<img src=x onerror=alert(1)\\>\\[l\\](javascript:a) -\\> \x1b\\[31mred\x1b\\[0m\\|dr\\`x\\`back"
+    cell = "s\\<img src=x onerror=alert(1)\\>\\[l\\](javascript:a) -\\> \\x1b\\[31mred\\x1b\\[0m\\|dr\\`x\\`back"
     assert all(line.startswith(f"| {cell} | 2024-10-2") for line in lines[4:7])
     for line in lines[2:7]:  # as many cells as columns: no name ends one
         assert line.replace("\\|", "").count("|") == 13
