@@ -17,6 +17,7 @@ from analyzer.base.errors import (
     TempFileError,
     UsageError,
 )
+from tests.conftest import ROOT
 
 
 @pytest.mark.parametrize(
@@ -58,3 +59,13 @@ def test_a_stop_signal_says_what_stopped_the_run(signum: int, message: str, code
     stop = Interrupted(signum)
     assert (stop.message, stop.exit_code, stop.signum) == (message, code, signum)
     assert not isinstance(stop, Exception)  # no `except Exception` on the way swallows it
+
+
+def test_the_readme_documents_every_exit_code_and_no_other() -> None:
+    """The README's exit-code table is complete and exact: one row per code (signals may share a row)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    documented = [int(code) for cell in rows[1:] for code in cell.split(",")]
+    assert rows[0] == "code"
+    assert sorted(documented) == sorted(int(c) for c in ExitCode)
