@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
@@ -112,19 +111,14 @@ def links_table(c: Context) -> Table:
     return Table((*headers, *more), rows, note, optional=("configuration", "matched", "decided by"), key="link")
 
 
-def _sequences(logs: list[dict[str, Any]]) -> str:
+def _sequences(logs: pl.DataFrame) -> str:
     """`thread 1: 3763-3765 (3 logs)`, one line per thread."""
     return "\n".join(
         f"thread {r['thread']}: {r['first_seq']}"
         + (f"-{r['last_seq']}" if r["last_seq"] != r["first_seq"] else "")
         + f" ({plural(r['logs'], 'log')})"
-        for r in logs
+        for r in logs.iter_rows(named=True)
     )
-
-
-def _timing(entry: Mapping[str, Any], measure: str, statistic: str, res: float | None) -> str:
-    row = next((t for t in entry["timings"] if t["component"] == measure), None)
-    return ms(row[statistic], res, unit=False) if row else ""
 
 
 def async_table(c: Context) -> Table:
@@ -132,20 +126,21 @@ def async_table(c: Context) -> Table:
     res = stamp_resolution(c.analysis.shipments)
     rows = [
         (
-            e["configuration"],
-            f"{e['sender_db'] or '?'} -> {e['receiver_db'] or '?'}",
-            e["sender"] or "",
-            e["decided_by"],
-            f"{e['primary_writes']:,}",
-            f"{e['standby_writes']:,}",
-            f"{e['matched_writes']:,}",
-            _sequences(e["log_sequences"]),
-            _timing(e, "total", "p50", res),
-            _timing(e, "total", "p99", res),
-            _timing(e, "rfs", "p50", res),
-            _timing(e, "rfs", "p99", res),
+            x.configuration,
+            f"{x.link.sender_db or '?'} -> {x.link.receiver_db or '?'}",
+            x.link.sender or "",
+            str(x.link.decided_by),
+            f"{x.sent:,}",
+            f"{x.received:,}",
+            f"{x.matched:,}",
+            _sequences(x.logs),
+            *(
+                ms(x.stat(measure, statistic), res, unit=False)
+                for measure in ("total", "rfs")
+                for statistic in ("p50", "p99")
+            ),
         )
-        for e in c.shipping
+        for x in c.shipping
     ]
     note = (
         "Commits do not wait for these shipments: they are in none of the figures above. Round trip: from"

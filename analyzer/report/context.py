@@ -1,18 +1,19 @@
-"""What every human report (Markdown, HTML) works from: the analysis summarised once, and tables as plain strings."""
+"""What every report works from: the analysis summarised once in typed values (its files, counts, caveats, log
+switches, comparisons, configurations and links), and tables as plain strings."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
 
-from analyzer.findings import compare, switching
-from analyzer.findings.insights import Recommendation
+from analyzer.findings import compare, insights, switching
+from analyzer.findings.files import FileView, file_views, oracle_versions
 from analyzer.match.analysis import Analysis
-from analyzer.report import model as doc
+from analyzer.report.facts import Counts, counts, notes
 from analyzer.report.fmt import short_label
-from analyzer.report.scopes import Scope
+from analyzer.report.scopes import AsyncLink, Scope, async_links, scopes
 
 _NUMBER = re.compile(r"[-+]?[\d,]*\.?\d+(%| s)?")
 
@@ -53,31 +54,51 @@ class Table:
 
 @dataclass(frozen=True)
 class Context:
-    """What every section of a human report needs, computed once."""
+    """What every section of a report needs, computed once."""
 
     analysis: Analysis
-    summary: Mapping[str, Any]
+    #: every file read, as the reports see it
+    files: list[FileView]
+    counts: Counts
+    #: the caveats in words (`facts.notes`)
+    notes: list[str]
     switches: switching.SwitchAnalysis
-    labels: list[str]
     #: the what-ifs and the comparisons with oratcptest, AWR and the distance
     checks: compare.Checks
-    #: the recommendations of all the writes (as `summary.recommendations`)
-    recommendations: list[Recommendation] = field(default_factory=list)
+    #: the recommendations of all the writes
+    recommendations: list[insights.Recommendation]
     #: each configuration with its writes, figures, verdict and recommendations (`report.scopes`)
-    scopes: list[Scope] = field(default_factory=list)
-    #: the ASYNC links as the JSON `async` section gives them (shipments, log sequences, one-sided timings)
-    shipping: list[dict[str, Any]] = field(default_factory=list)
+    scopes: list[Scope]
 
     @classmethod
-    def of(cls, a: Analysis, top: int) -> Context:
-        """Summarise an analysis for the report sections (the log switches, the comparisons and the
-        findings per configuration once, for the summary too)."""
+    def of(cls, a: Analysis) -> Context:
+        """Summarise an analysis for the reports (the log switches, the comparisons and the findings per
+        configuration once)."""
+        files = file_views(a)
         switches = switching.switch_analysis(a)
         checks = compare.checks(a)
-        found = doc.findings(a, switches, checks)
-        summary = doc.summary(a, top, switches, checks, found)
-        labels = [f.source.label for f in a.files]
-        return cls(a, summary, switches, labels, checks, *found, doc.async_links(a))
+        versions = oracle_versions(files)
+        advice = insights.recommendations(a.writes, a.options.threshold_ms, switches, versions, checks)
+        return cls(
+            analysis=a,
+            files=files,
+            counts=counts(a, files),
+            notes=notes(a, files),
+            switches=switches,
+            checks=checks,
+            recommendations=advice,
+            scopes=scopes(a, switches, checks, advice, versions),
+        )
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """Every file's label, in the analysis's order."""
+        return [f.label for f in self.files]
+
+    @cached_property
+    def shipping(self) -> list[AsyncLink]:
+        """The ASYNC links: what each shipped and its own one-sided timings (computed when asked)."""
+        return async_links(self.analysis)
 
     @property
     def several(self) -> bool:

@@ -118,7 +118,7 @@ def _sections(c: Context, top: int) -> list[tuple[str, str]]:
         switches += _table(switch_table(c))
         switches += f"<details><summary>Log switches</summary>{_table(switch_list(c))}</details>"
     out = [("Recommendations", _recommendations(c)), ("Log switches", switches)]
-    notes = "".join(f"<li>{escape(n)}</li>" for n in c.summary["notes"])
+    notes = "".join(f"<li>{escape(n)}</li>" for n in c.notes)
     out += [("Notes and caveats", f"<ul>{notes}</ul>")] if notes else []
     out += [("Configurations and links", _table(links_table(c)))] if shown(c) else []
     out += [("ASYNC links (not in the commit path)", _table(async_table(c)))] if c.shipping else []
@@ -146,7 +146,7 @@ def _sections(c: Context, top: int) -> list[tuple[str, str]]:
     if a.destinations.height:
         out.append(("Redo transport destinations (alert logs)", _table(destinations_table(c))))
     unmatched = _table(unmatched_table(c)) if a.unmatched.height else "<p>Every message found its partner.</p>"
-    unparsed = _table(unparsed_table(c)) if c.summary["unparsed_lines"] else "<p>Every line was parsed or ignored.</p>"
+    unparsed = _table(unparsed_table(c)) if c.counts.unparsed_lines else "<p>Every line was parsed or ignored.</p>"
     out += [("Unmatched messages", unmatched), ("Unparsed lines", unparsed), ("Files", _table(files_table(c)))]
     if a.skipped:
         out.append((f"Inputs not read ({len(a.skipped):,}), by reason", _table(skipped_table(c))))
@@ -160,7 +160,7 @@ def render_html(a: Analysis, out: TextIO, top: int) -> None:
         UsageError: plotly (the optional `html` extra) is not installed.
     """
     js = _plotly_js()
-    c = Context.of(a, top)
+    c = Context.of(a)
     verdict = "".join(f'<p class="verdict">{escape(f"{n}: {v}" if n else v)}</p>' for n, v in verdicts(c))
     body = "".join(f"<section><h2>{escape(title)}</h2>{part}</section>" for title, part in _sections(c, top))
     out.write(

@@ -67,7 +67,7 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
     The sentences of our own (verdict, recommendations, log-switch finding) hold no trace text; the
     notes and every table cell do, and are escaped.
     """
-    c = Context.of(a, top)
+    c = Context.of(a)
     lines = ["# dgtrace: Data Guard SYNC remote writes"]
     for name, verdict in verdicts(c):  # a configuration's name is trace text
         lines += ["", f"**{escape(name)}: {verdict}**" if name else f"**{verdict}**"]
@@ -76,8 +76,8 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
     if c.switches.switches.height:
         switch_body += ["", *markdown_table(switch_table(c))]
     lines += _section("Log switches", switch_body)
-    if c.summary["notes"]:
-        lines += _section("Notes", [f"- {escape(note)}" for note in c.summary["notes"]])
+    if c.notes:
+        lines += _section("Notes", [f"- {escape(note)}" for note in c.notes])
     if shown(c):
         lines += _section("Configurations and links", markdown_table(links_table(c)))
     if c.shipping:
@@ -105,7 +105,7 @@ def render_markdown(a: Analysis, out: TextIO, top: int) -> None:
         lines += _section("Redo transport destinations (alert logs)", markdown_table(destinations_table(c)))
     if a.unmatched.height:
         lines += _section("Unmatched messages", markdown_table(unmatched_table(c)))
-    if c.summary["unparsed_lines"]:
+    if c.counts.unparsed_lines:
         lines += _section("Unparsed lines", markdown_table(unparsed_table(c)))
     lines += _section("Files", markdown_table(files_table(c)))
     if a.skipped:

@@ -1,4 +1,5 @@
-"""The analysis as one plain document (dicts and lists): the `--format json` contract."""
+"""The analysis as one plain document (dicts and lists): the `--format json` contract, built from the typed
+values every report reads (`report.context`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import polars as pl
 
 from analyzer.base.vocab import TOTAL_AND_COMPONENTS, ms_column
 from analyzer.findings import compare, crosscheck, events, insights, inventory, reconcile, switching
+from analyzer.findings.files import FileView, file_views
+from analyzer.findings.files import coverage as file_coverage
 from analyzer.findings.summary import component_stats, histogram, slowest, time_shares, verdict_totals
 from analyzer.match.analysis import Analysis
-from analyzer.match.links import Link, with_databases
-from analyzer.reduce.results import coverage as file_coverage
-from analyzer.report.facts import applied_offset, host_option_notes, oracle_versions
-from analyzer.report.scopes import LinkFigures, Scope, link_mask, link_writes, scopes
+from analyzer.match.links import Link
+from analyzer.report import scopes
+from analyzer.report.context import Context
+from analyzer.report.scopes import LinkFigures, Scope, link_mask
 
 SCHEMA_VERSION = 5
 #: at most this many unparsed lines are listed per file (all are counted)
@@ -50,27 +53,6 @@ def _iso(value: object) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if isinstance(value, datetime) else None
 
 
-def notes(a: Analysis) -> list[str]:
-    """Plain-language caveats: the inventory's findings, plus what the analysis itself found."""
-    out = inventory.findings(a) + a.topology.notes() + host_option_notes(a)
-    for run in a.baselines:  # --baseline lines that could not be read
-        bad = run.lines.filter(pl.col("status") == "unparsed")
-        if bad.height:
-            first = bad.row(0, named=True)
-            where = f"line {first['line']}: " if first["line"] is not None else ""
-            out.append(
-                f"oratcptest {compare.run_name(run)}: {bad.height} line(s) not read (first: {where}{first['reason']})"
-            )
-    warned = a.writes["warning"].drop_nulls().cast(pl.String)
-    if len(warned):
-        small = int(warned.str.contains("within timestamp resolution", literal=True).sum())
-        out.append(
-            f"{len(warned)} write(s) have a negative component ({small} within timestamp resolution,"
-            f" {len(warned) - small} beyond it: see their 'warning')"
-        )
-    return out
-
-
 def log_switches(sw: switching.SwitchAnalysis) -> dict[str, Any]:
     """`summary.log_switches`: each switch with the writes near it, near-vs-elsewhere latency, the finding."""
     return {
@@ -85,43 +67,23 @@ def log_switches(sw: switching.SwitchAnalysis) -> dict[str, Any]:
     }
 
 
-def findings(
-    a: Analysis, switches: switching.SwitchAnalysis, checks: compare.Checks
-) -> tuple[list[insights.Recommendation], list[Scope]]:
-    """The recommendations of all the writes, and each configuration's scope (`report.scopes`)."""
-    advice = insights.recommendations(a.writes, a.options.threshold_ms, switches, oracle_versions(a), checks)
-    return advice, scopes(a, switches, checks, advice)
-
-
-def summary(
-    a: Analysis,
-    top: int,
-    switches: switching.SwitchAnalysis | None = None,
-    checks: compare.Checks | None = None,
-    found: tuple[list[insights.Recommendation], list[Scope]] | None = None,
-) -> dict[str, Any]:
+def summary(a: Analysis, top: int, c: Context | None = None) -> dict[str, Any]:
     """The `summary` object: counts, statistics, histograms, verdicts, top-N, LGWR warnings, recommendations,
-    the what-ifs and the comparisons with oratcptest, AWR and the distance.
-
-    `switches`, `checks`, `found`: the log-switch analysis, the comparisons and the `findings` of `a` when
-    the caller already has them.
-    """
-    w = a.writes
-    matched = int(w["matched"].sum())
-    switches = switches or switching.switch_analysis(a)
-    checks = checks or compare.checks(a)
-    advice, scoped = found or findings(a, switches, checks)
+    the what-ifs and the comparisons with oratcptest, AWR and the distance (`c`: the analysis's context when
+    the caller already has it)."""
+    c = c or Context.of(a)
+    w, n = a.writes, c.counts
     return {
         "schema_version": SCHEMA_VERSION,
         "threshold_ms": a.options.threshold_ms,
         "match_window_s": a.options.window_s,
-        "primary_writes": a.primary_exchanges,
-        "standby_writes": a.standby_exchanges,
-        "matched_writes": matched,
-        "match_rate": round(matched / a.primary_exchanges, 4) if a.primary_exchanges else None,
-        "slow_writes": int(w["slow"].sum()),
-        "unmatched_messages": a.unmatched.height,
-        "unparsed_lines": sum(f.parsed.unparsed for f in a.files),
+        "primary_writes": n.primary_writes,
+        "standby_writes": n.standby_writes,
+        "matched_writes": n.matched_writes,
+        "match_rate": n.match_rate,
+        "slow_writes": n.slow_writes,
+        "unmatched_messages": n.unmatched_messages,
+        "unparsed_lines": n.unparsed_lines,
         "first_write_at": _iso(w["sent_at"].min()) if w.height else None,
         "last_write_at": _iso(w["sent_at"].max()) if w.height else None,
         "components": component_stats(w).to_dicts(),
@@ -131,16 +93,16 @@ def summary(
         "top": _rows(slowest(w, top)),
         "lgwr_warnings": _rows(a.warnings),
         "clock": _rows(a.clock),
-        "notes": notes(a),
-        "log_switches": log_switches(switches),
+        "notes": c.notes,
+        "log_switches": log_switches(c.switches),
         "gaps": _rows(a.gaps),
         "destinations": _rows(a.destinations),
-        "recommendations": [asdict(r) for r in advice],
-        "configurations": [_configuration(a, scope) for scope in scoped],
-        "what_if": what_if(checks),
-        "baseline": baseline(checks),
-        "awr": awr(checks),
-        "distance": distance(checks),
+        "recommendations": [asdict(r) for r in c.recommendations],
+        "configurations": [_configuration(a, scope) for scope in c.scopes],
+        "what_if": what_if(c.checks),
+        "baseline": baseline(c.checks),
+        "awr": awr(c.checks),
+        "distance": distance(c.checks),
     }
 
 
@@ -368,59 +330,44 @@ def _configuration(a: Analysis, scope: Scope) -> dict[str, Any]:
 def async_links(a: Analysis) -> list[dict[str, Any]]:
     """The `async` section: per ASYNC link, what it shipped (messages, log sequences) and its own
     one-sided timings (the sender's round trip on its clock, RFS time on the receiver's)."""
-    out = []
-    for c in a.topology.configurations:
-        for link in c.links:
-            if link.transport.commit_path:
-                continue
-            w = link_writes(a.shipments, [link])
-            logs = (
-                w.group_by("thread")
-                .agg(first_seq=pl.col("seq").min(), last_seq=pl.col("seq").max(), logs=pl.col("seq").n_unique())
-                .sort("thread")
-            )
-            hosts = w.select("primary_host", "standby_host").unique()
-            clock = a.shipment_clock.join(hosts, on=["primary_host", "standby_host"], how="semi", nulls_equal=True)
-            out.append(
-                {
-                    "configuration": c.name,
-                    **link_entry(a, link, a.shipments),
-                    "first_at": _iso(w["sent_at"].min()) if w.height else None,
-                    "last_at": _iso(w["sent_at"].max()) if w.height else None,
-                    "log_sequences": logs.to_dicts(),
-                    "redo_bytes": None,
-                    "redo_note": REDO_NOTE,
-                    "timings": component_stats(w).to_dicts(),
-                    "clock": _rows(clock),
-                }
-            )
-    return out
+    return [
+        {
+            "configuration": x.configuration,
+            **link_entry(a, x.link, a.shipments),
+            "first_at": _iso(x.shipments["sent_at"].min()) if x.shipments.height else None,
+            "last_at": _iso(x.shipments["sent_at"].max()) if x.shipments.height else None,
+            "log_sequences": x.logs.to_dicts(),
+            "redo_bytes": None,
+            "redo_note": REDO_NOTE,
+            "timings": x.timings.to_dicts(),
+            "clock": _rows(x.clock),
+        }
+        for x in scopes.async_links(a)
+    ]
 
 
-def files(a: Analysis) -> list[dict[str, Any]]:
-    """One entry per input file (the inventory's row, plus zone, tim and evidence) and per skipped input."""
+def files(a: Analysis, views: list[FileView] | None = None) -> list[dict[str, Any]]:
+    """One entry per input file (the inventory's row, plus zone, tim and evidence) and per skipped input
+    (`views`: the files' views when the caller already has them)."""
     out: list[dict[str, Any]] = []
     config_of = a.topology.configuration_of()
-    dbs = {i.label: i.db for i in with_databases([f.identity for f in a.files])}
-    for row, f in zip(iso_frame(inventory.table(a)).to_dicts(), a.files, strict=True):
-        tim = f.reduced.tim
+    for row, f in zip(iso_frame(inventory.table(a)).to_dicts(), views or file_views(a), strict=True):
         extra = {
-            "time_zone": f.reduced.zone,
-            "utc_offset": applied_offset(f) or None,
-            "tim": {"kind": tim.kind, "factor": tim.factor, "anchors": tim.anchors},
+            "time_zone": f.zone,
+            "utc_offset": f.offset or None,
+            "tim": {"kind": f.tim.kind, "factor": f.tim.factor, "anchors": f.tim.anchors},
         }
-        link = {"db_unique_name": dbs[f.source.label], "configuration": config_of.get(f.source.label)}
-        out.append({**row, **extra, "evidence": f.reduced.info.evidence, "skipped": None, **link})
+        link = {"db_unique_name": f.db_unique_name, "configuration": config_of.get(f.label)}
+        out.append({**row, **extra, "evidence": f.evidence, "skipped": None, **link})
     out += [{"file": s.label, "role": None, "skipped": s.reason} for s in a.skipped]
     return out
 
 
-def coverage(a: Analysis) -> list[dict[str, Any]]:
+def coverage(a: Analysis, views: list[FileView] | None = None) -> list[dict[str, Any]]:
     """Per file: lines = parsed + ignored + unparsed, with the unparsed lines and their reasons."""
     out = []
-    for row, f in zip(file_coverage(a.files).to_dicts(), a.files, strict=True):
-        listed = f.parsed.tables["unparsed"].head(UNPARSED_LISTED)
-        row["unparsed_lines"] = listed.to_dicts()
+    for row, f in zip(file_coverage(a).to_dicts(), views or file_views(a), strict=True):
+        row["unparsed_lines"] = f.unparsed_lines.head(UNPARSED_LISTED).to_dicts()
         out.append(row)
     return out
 
@@ -428,12 +375,13 @@ def coverage(a: Analysis) -> list[dict[str, Any]]:
 def document(a: Analysis, top: int) -> dict[str, Any]:
     """`{"summary", "writes", "unmatched", "files", "coverage", "timeline", "async", "events"}` (README,
     "Output contract")."""
+    c = Context.of(a)
     return {
-        "summary": summary(a, top),
+        "summary": summary(a, top, c),
         "writes": _rows(a.writes),
         "unmatched": _rows(a.unmatched),
-        "files": files(a),
-        "coverage": coverage(a),
+        "files": files(a, c.files),
+        "coverage": coverage(a, c.files),
         "timeline": _rows(insights.per_minute(a.writes)),
         "async": async_links(a),
         "events": _rows(events.around_writes(a)),

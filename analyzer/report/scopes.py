@@ -16,7 +16,6 @@ from analyzer.findings import compare, insights, switching
 from analyzer.findings.summary import component_stats, stamp_resolution, time_shares
 from analyzer.match.analysis import Analysis
 from analyzer.match.links import Configuration, Link
-from analyzer.report.facts import oracle_versions
 
 
 def link_mask(writes: pl.DataFrame, links: list[Link]) -> pl.Series:
@@ -38,6 +37,14 @@ def link_writes(writes: pl.DataFrame, links: list[Link]) -> pl.DataFrame:
     return writes if mask.all() else writes.filter(mask)
 
 
+def stat(components: pl.DataFrame, measure: str, statistic: str) -> float | None:
+    """One statistic (`p50`, `p99`, `max`, ...) of one measure (`total`, `network`, ...) of a frame of
+    `summary.component_stats`, None without it."""
+    row = components.filter(pl.col("component") == measure)
+    value = row[statistic][0] if row.height else None
+    return float(value) if isinstance(value, int | float) else None
+
+
 @dataclass(frozen=True)
 class LinkFigures:
     """One commit-path link (SYNC or Fast Sync): its writes, how many matched and were slow, the statistics of
@@ -55,9 +62,7 @@ class LinkFigures:
 
     def stat(self, measure: str, statistic: str) -> float | None:
         """One statistic (`p50`, `p99`, `max`, ...) of one measure (`total`, `network`, ...), None without it."""
-        row = self.components.filter(pl.col("component") == measure)
-        value = row[statistic][0] if row.height else None
-        return float(value) if isinstance(value, int | float) else None
+        return stat(self.components, measure, statistic)
 
     @property
     def verdict(self) -> str | None:
@@ -105,10 +110,11 @@ def scopes(
     switches: switching.SwitchAnalysis,
     checks: compare.Checks,
     advice: list[insights.Recommendation],
+    versions: list[str],
 ) -> list[Scope]:
     """One scope per configuration; a lone configuration takes the whole analysis's `switches`,
-    `checks` and `advice`."""
-    threshold, versions = a.options.threshold_ms, oracle_versions(a)
+    `checks` and `advice` (`versions`: the Oracle versions of the traces)."""
+    threshold = a.options.threshold_ms
     alone = len(a.topology.configurations) == 1
     out = []
     for c in a.topology.configurations:
@@ -124,4 +130,49 @@ def scopes(
         own_checks = compare.checks(a, w)
         recs = insights.recommendations(w, threshold, own_switches, versions, own_checks)
         out.append(Scope(c, w, own_switches, own_checks, recs, insights.verdict_sentence(w, threshold), figures))
+    return out
+
+
+@dataclass(frozen=True)
+class AsyncLink:
+    """One ASYNC link (never in the commit path): what it shipped and its own one-sided timings."""
+
+    configuration: str
+    link: Link
+    #: its sender's and its receiver's exchanges, and the shipments seen on both sides
+    sent: int
+    received: int
+    matched: int
+    #: its shipments (schema WRITES)
+    shipments: pl.DataFrame
+    #: the log sequences shipped per thread: thread, first_seq, last_seq, logs
+    logs: pl.DataFrame
+    #: `summary.component_stats` of its shipments: the round trip on the sender's clock, RFS time on the receiver's
+    timings: pl.DataFrame
+    #: the clock offsets of its host pairs (schema CLOCK)
+    clock: pl.DataFrame
+
+    def stat(self, measure: str, statistic: str) -> float | None:
+        """One statistic of one measure of its timings (`total`: the round trip; `rfs`), None without it."""
+        return stat(self.timings, measure, statistic)
+
+
+def async_links(a: Analysis) -> list[AsyncLink]:
+    """Every ASYNC link of every configuration, in the topology's order."""
+    out = []
+    for c in a.topology.configurations:
+        for link in c.links:
+            if link.transport.commit_path:
+                continue
+            w = link_writes(a.shipments, [link])
+            logs = (
+                w.group_by("thread")
+                .agg(first_seq=pl.col("seq").min(), last_seq=pl.col("seq").max(), logs=pl.col("seq").n_unique())
+                .sort("thread")
+            )
+            hosts = w.select("primary_host", "standby_host").unique()
+            clock = a.shipment_clock.join(hosts, on=["primary_host", "standby_host"], how="semi", nulls_equal=True)
+            sent, received = a.link_counts.get(link.name, (0, 0))
+            matched = int(w["matched"].sum())
+            out.append(AsyncLink(c.name, link, sent, received, matched, w, logs, component_stats(w), clock))
     return out

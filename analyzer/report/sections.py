@@ -12,12 +12,11 @@ from collections import Counter
 import polars as pl
 
 from analyzer.base.words import ms
-from analyzer.findings import events, inventory, switching
+from analyzer.findings import events, files, inventory, switching
 from analyzer.findings.summary import component_stats, histogram, resolution_of, verdict_totals
-from analyzer.reduce.results import unparsed
 from analyzer.report import model as doc
 from analyzer.report.context import Context, Table, more
-from analyzer.report.facts import facts, zone_text
+from analyzer.report.facts import facts
 from analyzer.report.fmt import at_text, cell
 
 #: rows of the tables that are not bounded by --top (files, reasons, log switches)
@@ -26,7 +25,7 @@ LISTED = 25
 
 def facts_table(c: Context) -> Table:
     """The facts: files, hosts, versions, time span, match rate, coverage."""
-    return Table(("fact", "value"), list(facts(c.analysis, c.summary)))
+    return Table(("fact", "value"), facts(c.analysis, c.counts, c.files))
 
 
 def percentile_table(c: Context) -> Table:
@@ -304,21 +303,15 @@ def unmatched_table(c: Context, limit: int = LISTED) -> Table:
 
 def unparsed_table(c: Context, limit: int = LISTED) -> Table:
     """Lines of a known family that did not parse, counted by family and reason."""
-    return _counted(c, unparsed(c.analysis.files), ("family", "reason"), limit, "--format json (coverage)")
+    return _counted(c, files.unparsed(c.analysis), ("family", "reason"), limit, "--format json (coverage)")
 
 
 def coverage_table(c: Context, limit: int = LISTED) -> Table:
     """Every line of every file accounted for: the files with unparsed lines or read problems first."""
-    rows = []
-    for f in c.analysis.files:
-        un = f.parsed.tables["unparsed"]
-        problem = f.stats.error or (f"line {un['line'][0]}: {un['reason'][0]}" if un.height else "")
-        if f.stats.lines_with_bad_bytes:
-            problem = "; ".join(p for p in (problem, f"{f.stats.lines_with_bad_bytes:,} lines with bad bytes") if p)
-        parsed, ignored = sum(f.parsed.parsed.values()), sum(f.parsed.ignored.values())
-        rows.append(
-            (c.file(f.source.label), f"{f.stats.lines:,}", f"{parsed:,}", f"{ignored:,}", f"{un.height:,}", problem)
-        )
+    rows = [
+        (c.file(f.label), f"{f.lines:,}", f"{f.parsed:,}", f"{f.ignored:,}", f"{f.unparsed:,}", f.first_problem)
+        for f in c.files
+    ]
     rows.sort(key=lambda r: (not r[-1], r[0]))
     note = more(min(limit, len(rows)), len(rows), "files", "--format json (coverage)")
     headers = ("file", "lines", "parsed", "ignored", "unparsed", "first problem")
@@ -329,7 +322,7 @@ def files_table(c: Context, limit: int = LISTED) -> Table:
     """What each file is (role, process, host, thread, version), its time span and zone."""
     frame = inventory.table(c.analysis)
     rows = []
-    for r, f in zip(frame.iter_rows(named=True), c.analysis.files, strict=True):
+    for r, f in zip(frame.iter_rows(named=True), c.files, strict=True):
         rows.append(
             (
                 c.file(r["file"]),
@@ -341,7 +334,7 @@ def files_table(c: Context, limit: int = LISTED) -> Table:
                 r["version"] or "",
                 at_text(r["first_at"])[:19],
                 at_text(r["last_at"])[:19],
-                zone_text(f),
+                f.zone_text,
             )
         )
     headers = ("file", "role", "process", "instance", "host", "thread", "version", "first (UTC)", "last (UTC)")

@@ -350,7 +350,7 @@ def _answer(console: Console, c: Context) -> None:
             _paragraph(console, f"Advice: {r.advice}", deeper)
     console.print()
     _paragraph(console, f"Log switches: {c.switches.finding}", "", "  ")
-    notes = c.summary["notes"]
+    notes = c.notes
     if notes:
         console.print()
         console.print(Text("Notes and caveats", style="bold"))
@@ -378,7 +378,7 @@ def _facts(console: Console, c: Context) -> None:
 def render_text(a: Analysis, out: TextIO, top: int) -> None:
     """Write the human-readable report."""
     console = console_for(out)
-    c = Context.of(a, top)
+    c = Context.of(a)
     console.print(Text("dgtrace: Data Guard SYNC remote writes", style="bold"))
     console.print()
     _answer(console, c)
@@ -422,7 +422,7 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
         sections.append(("Redo transport destinations (alert logs)", destinations_table(c)))
     if a.unmatched.height:
         sections.append(("Unmatched messages by reason", unmatched_table(c)))
-    if c.summary["unparsed_lines"]:
+    if c.counts.unparsed_lines:
         sections.append(("Unparsed lines by reason", unparsed_table(c)))
     sections.append(("Coverage (every line: parsed + ignored + unparsed)", coverage_table(c)))
     sections.append(("Files", files_table(c)))

@@ -11,6 +11,7 @@ from analyzer.api import Analysis, Options, analyze
 from analyzer.base.zones import parse_zones
 from analyzer.report.comparisons import awr_table, baseline_table, comparison_blocks, what_if_table
 from analyzer.report.context import Context, Table
+from analyzer.report.model import summary
 from analyzer.simulate import SimOptions, simulate
 
 FIXTURES = Path("tests/fixtures")
@@ -23,11 +24,11 @@ def paper() -> Analysis:
 
 
 def _titles(a: Analysis) -> list[str]:
-    return [b.title for b in comparison_blocks(Context.of(a, 10))]
+    return [b.title for b in comparison_blocks(Context.of(a))]
 
 
 def test_the_fast_sync_what_if_is_shown_when_writes_are_slow(paper: Analysis) -> None:
-    c = Context.of(paper, 10)
+    c = Context.of(paper)
     (block,) = comparison_blocks(c)
     assert block.title.startswith("What if: Fast Sync")
     sentence, table = block.parts
@@ -55,7 +56,7 @@ def test_every_companion_gets_its_section(paper: Analysis) -> None:
         "Against AWR and Statspack",
         "Distance and the physical floor",
     ]
-    c = Context.of(a, 10)
+    c = Context.of(a)
     rows = what_if_table(c).rows
     assert [r[0] for r in rows][-1].startswith("network at most ") and len(rows) == 3
     base = baseline_table(c)
@@ -80,7 +81,7 @@ def test_the_awr_histograms_are_set_beside_the_writes_of_their_window(tmp_path: 
         str(FIXTURES / "awr" / "statspack-19c-sim-standby.txt"),
     )
     a = analyze([str(out)], Options(awr=(*reports, str(FIXTURES / "awr" / "awr-19c-primary.txt"))))
-    c = Context.of(a, 10)
+    c = Context.of(a)
     parts = next(b for b in comparison_blocks(c) if b.title == "Against AWR and Statspack").parts
     tables = [p for p in parts if isinstance(p, Table) and p.headers[0] == "bucket"]
     checks = [h for check in c.checks.awr for h in check.histograms if h.writes]
@@ -92,7 +93,7 @@ def test_the_awr_histograms_are_set_beside_the_writes_of_their_window(tmp_path: 
         assert [r[2] for r in table.rows] == [f"{b.awr_pct:.1f}" for b in h.buckets]
         assert [int(r[4]) for r in table.rows] == [b.trace_writes for b in h.buckets]
         assert sum(int(r[4]) for r in table.rows) == h.writes
-    doc = [r for r in c.summary["awr"] if r["histograms"]]
+    doc = [r for r in summary(a, 10, c)["awr"] if r["histograms"]]
     assert [h["event"] for r in doc for h in r["histograms"]] == ["SYNC Remote Write", "RFS write", "SYNC Remote Write"]
     first = doc[0]["histograms"][0]
     assert first["writes"] == checks[0].writes and first["finding"] == parts[parts.index(tables[0]) - 1]

@@ -96,7 +96,7 @@ def share(tmp_path_factory: pytest.TempPathFactory) -> tuple[Analysis, pl.DataFr
 
 def test_one_verdict_line_per_configuration_worst_first(share: tuple[Analysis, pl.DataFrame]) -> None:
     a, truth = share
-    c = Context.of(a, 10)
+    c = Context.of(a)
     assert c.several
     per_db = {db: truth.filter(pl.col("primary_db") == db) for db in truth["primary_db"].unique().to_list()}
     slow = {db: t.filter(pl.col("total_ms") >= THRESHOLD).height for db, t in per_db.items()}
@@ -110,7 +110,7 @@ def test_one_verdict_line_per_configuration_worst_first(share: tuple[Analysis, p
 
 def test_recommendations_per_configuration_follow_its_own_shares(share: tuple[Analysis, pl.DataFrame]) -> None:
     a, truth = share
-    c = Context.of(a, 10)
+    c = Context.of(a)
     groups = {g.name: g for g in advice(c)}
     assert set(groups) == set(truth["primary_db"].unique().to_list())
     for db, group in groups.items():
@@ -129,7 +129,7 @@ def test_recommendations_per_configuration_follow_its_own_shares(share: tuple[An
 
 def test_the_links_table_has_a_row_per_link_with_the_truths_figures(share: tuple[Analysis, pl.DataFrame]) -> None:
     a, truth = share
-    c = Context.of(a, 10)
+    c = Context.of(a)
     assert shown(c)
     rows = {r["link"]: r for r in _rows(links_table(c))}
     pairs = truth.select("primary_db", "standby_db").unique().rows()
@@ -144,7 +144,7 @@ def test_the_links_table_has_a_row_per_link_with_the_truths_figures(share: tuple
 
 def test_the_what_ifs_are_per_configuration(share: tuple[Analysis, pl.DataFrame]) -> None:
     a, truth = share
-    rows = what_if_table(Context.of(a, 10)).rows
+    rows = what_if_table(Context.of(a)).rows
     measured = {r[0].removesuffix(": as measured"): r for r in rows if r[0].endswith(": as measured")}
     for db, row in measured.items():
         own = truth.filter(pl.col("primary_db") == db)
@@ -159,7 +159,7 @@ def test_the_what_ifs_are_per_configuration(share: tuple[Analysis, pl.DataFrame]
 
 def test_every_human_report_holds_the_verdict_lines_and_the_links(share: tuple[Analysis, pl.DataFrame]) -> None:
     a, _ = share
-    c = Context.of(a, 10)
+    c = Context.of(a)
     lines = [f"{name}: {sentence}" for name, sentence in verdicts(c)]
     text, markdown = _report(render_text, a), _report(render_markdown, a)
     html = _report(render_html, a)
@@ -187,7 +187,7 @@ def test_two_sync_destinations_each_get_a_row_and_the_async_sender_its_own_table
     two_sync: tuple[Analysis, pl.DataFrame],
 ) -> None:
     a, truth = two_sync
-    c = Context.of(a, 10)
+    c = Context.of(a)
     assert not c.several and len(verdicts(c)) == 1 and verdicts(c)[0][0] == ""
     sync = truth.filter(pl.col("transport") == "SYNC")
     rows = {r["link"]: r for r in _rows(links_table(c))}
@@ -199,7 +199,7 @@ def test_two_sync_destinations_each_get_a_row_and_the_async_sender_its_own_table
         assert row["sender"] == own["sender"].unique().item()
         assert {k: row[k] for k in _expected_link(own)} == _expected_link(own), link
     # the commit-path figures hold the SYNC writes only
-    assert c.summary["matched_writes"] == sync.height
+    assert c.counts.matched_writes == sync.height
     (shipped,) = _rows(async_table(c))
     ships = truth.filter(pl.col("transport") == "ASYNC")
     assert shipped["link"] == f"{ships['primary_db'][0]} -> {ships['standby_db'][0]}"
@@ -226,7 +226,7 @@ def test_two_sync_destinations_each_get_a_row_and_the_async_sender_its_own_table
 def test_far_sync_and_fast_sync_links(tmp_path: Path, options: SimOptions, transports: set[str]) -> None:
     result = simulate(tmp_path / "set", options)
     truth = _truth(result.truth)
-    c = Context.of(analyze([str(tmp_path / "set")]), 10)
+    c = Context.of(analyze([str(tmp_path / "set")]))
     rows = _rows(links_table(c))
     commit = truth.filter(pl.col("transport") != "ASYNC")
     assert {r["transport"] for r in rows} == transports == set(commit["transport"].unique().to_list())
@@ -241,6 +241,6 @@ def test_far_sync_and_fast_sync_links(tmp_path: Path, options: SimOptions, trans
 
 def test_one_link_alone_shows_no_links_table(tmp_path: Path) -> None:
     simulate(tmp_path / "set", SimOptions(writes=50, threads=1))
-    c = Context.of(analyze([str(tmp_path / "set")]), 10)
+    c = Context.of(analyze([str(tmp_path / "set")]))
     assert not shown(c) and not c.shipping
     assert "Configurations and links" not in _report(render_text, c.analysis)

@@ -42,7 +42,7 @@ def test_more_says_how_many_rows_are_left_and_where_they_are() -> None:
 
 
 def test_the_context_of_an_analysis_names_files_from_their_common_folder(paper: Analysis) -> None:
-    c = Context.of(paper, 5)
+    c = Context.of(paper)
     assert c.labels == [f.source.label for f in paper.files] and len(c.labels) == 6
     lgwr, rfs = c.labels[0], c.labels[-1]
     assert c.where(lgwr, 12) == "prim01/diag/rdbms/boston/boston1/trace/boston1_lgwr_4371.trc:12"
@@ -51,9 +51,9 @@ def test_the_context_of_an_analysis_names_files_from_their_common_folder(paper: 
 
 
 def test_the_context_summarises_once_for_every_section(paper: Analysis) -> None:
-    c = Context.of(paper, 5)
-    summary = c.summary
-    assert (summary["primary_writes"], summary["matched_writes"], summary["slow_writes"]) == (66, 66, 2)
-    assert summary["match_rate"] == 1.0 and len(summary["top"]) == 5
+    c = Context.of(paper)
+    assert (c.counts.primary_writes, c.counts.matched_writes, c.counts.slow_writes) == (66, 66, 2)
+    assert c.counts.match_rate == 1.0 and len(c.files) == 6 and c.files[0].role == "primary"
     assert c.checks.fast_sync is not None and c.checks.runs == () and c.checks.distance is None  # no companions
-    assert summary["what_if"] is not None and c.switches.window_s > 0
+    assert [s.name for s in c.scopes] == ["boston"] and c.scopes[0].recommendations == c.recommendations
+    assert c.switches.window_s > 0 and c.shipping == []  # one SYNC link, nothing shipped ASYNC

@@ -6,8 +6,9 @@ import pytest
 
 from analyzer.api import Analysis, Options, analyze
 from analyzer.base.zones import parse_zones
+from analyzer.findings.files import file_views, oracle_versions
 from analyzer.report.context import Context
-from analyzer.report.facts import applied_offset, facts, host_option_notes, oracle_versions, zone_text
+from analyzer.report.facts import Counts, facts, host_option_notes, notes
 
 PAPER = "samples/paper-2014"
 
@@ -18,7 +19,8 @@ def paper() -> Analysis:
 
 
 def test_the_facts_of_the_paper_s_example_in_words(paper: Analysis) -> None:
-    said = dict(facts(paper, Context.of(paper, 5).summary))
+    c = Context.of(paper)
+    said = dict(facts(paper, c.counts, c.files))
     assert said == {
         "Files": "6 read: 4 primary, 2 standby",
         "Trace files in": PAPER,
@@ -34,17 +36,19 @@ def test_the_facts_of_the_paper_s_example_in_words(paper: Analysis) -> None:
         "Coverage": "864 lines: 846 parsed, 18 ignored, 0 unparsed",
         "LGWR warnings": "2 (long writes and broadcast waits)",
     }
-    assert oracle_versions(paper) == ["11.2.0.4.0"]
+    assert oracle_versions(c.files) == ["11.2.0.4.0"]
 
 
-def test_the_zone_of_each_file_is_said_with_the_offset_applied(paper: Analysis) -> None:
-    assert {(applied_offset(f), zone_text(f)) for f in paper.files} == {("-07:00", "--tz -07:00")}
+def test_the_counts_of_an_analysis_and_its_match_rate(paper: Analysis) -> None:
+    assert Context.of(paper).counts == Counts(66, 66, 66, 2, 0, 0, 2)
+    assert Counts(10, 8, 3, 1, 0, 0, 0).match_rate == 0.3 and Counts(0, 8, 0, 0, 0, 0, 0).match_rate is None
 
 
 def test_option_values_that_named_no_host_are_noted_with_the_hosts_there_are() -> None:
     options = Options(zones=parse_zones(["-07:00", "dbhost9=+01:00"]), clock_offsets={"prim01": 5.0, "stby01": 1.0})
-    notes = host_option_notes(analyze([PAPER], options))
-    assert notes == [
+    a = analyze([PAPER], options)
+    said = host_option_notes(a, file_views(a))
+    assert said == [
         "--tz dbhost9=+01:00 named no host of the traces (hosts: prim01, prim02, stby01)",
         "--clock-offset prim01=5 named no standby host (prim01 is a primary host: give the standby host, whose"
         " clock minus the primary's it is)",
@@ -52,4 +56,10 @@ def test_option_values_that_named_no_host_are_noted_with_the_hosts_there_are() -
 
 
 def test_no_note_when_every_value_was_used(paper: Analysis) -> None:
-    assert host_option_notes(paper) == []
+    assert host_option_notes(paper, file_views(paper)) == []
+
+
+def test_notes_count_the_writes_with_a_negative_component(paper: Analysis) -> None:
+    assert notes(paper, file_views(paper)) == [
+        "18 write(s) have a negative component (18 within timestamp resolution, 0 beyond it: see their 'warning')"
+    ]

@@ -12,7 +12,8 @@ import pytest
 from analyzer.api import Analysis, Options, analyze
 from analyzer.base.zones import TimeZones
 from analyzer.inputs.skips import Skipped
-from analyzer.report.model import ISO_FORMAT, SCHEMA_VERSION, document, iso_frame, notes
+from analyzer.report.context import Context
+from analyzer.report.model import ISO_FORMAT, SCHEMA_VERSION, document, iso_frame, summary
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,12 @@ def test_each_file_says_its_zone_database_and_configuration_and_skipped_inputs_f
     }
 
 
-def test_notes_count_the_writes_with_a_negative_component(paper: Analysis) -> None:
-    assert notes(paper) == [
-        "18 write(s) have a negative component (18 within timestamp resolution, 0 beyond it: see their 'warning')"
-    ]
+def test_the_summary_writes_the_context_s_typed_values(paper: Analysis) -> None:
+    c = Context.of(paper)
+    said = summary(paper, 3, c)
+    n = c.counts
+    assert (said["primary_writes"], said["standby_writes"], said["matched_writes"]) == (66, 66, 66)
+    assert (n.primary_writes, n.standby_writes, n.matched_writes, n.slow_writes) == (66, 66, 66, 2)
+    assert (said["match_rate"], said["slow_writes"], said["unparsed_lines"]) == (n.match_rate, 2, n.unparsed_lines)
+    assert said["notes"] == c.notes and said["recommendations"][0]["id"] == c.recommendations[0].id
+    assert said == summary(paper, 3)  # built alone, the same

@@ -31,7 +31,7 @@ def test_large_timelines_are_drawn_per_time_bucket() -> None:
 
 def test_small_timelines_show_every_write(paper: Analysis) -> None:
     small = dataclasses.replace(paper, writes=many(100, 60.0))
-    figure, caption = timeline_figure(Context.of(small, 10))
+    figure, caption = timeline_figure(Context.of(small))
     assert caption.startswith("every matched write (100)")
     assert [len(bar.x) for bar in figure.data[:3]] == [100, 100, 100]
 
@@ -51,7 +51,7 @@ def test_the_histogram_has_a_bar_series_for_the_total_and_each_component(paper: 
 
 
 def test_the_slowest_writes_are_stacked_by_component_slowest_first(paper: Analysis) -> None:
-    figure = top_figure(Context.of(paper, 10), 3)
+    figure = top_figure(Context.of(paper), 3)
     assert [bar.name for bar in figure.data] == [c.label for c in COMPONENTS]
     labels = list(figure.data[0].y)
     assert len(labels) == 3 and labels[0].startswith("1. msgid 117468 ")  # the paper's 163 ms write

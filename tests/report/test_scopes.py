@@ -39,7 +39,7 @@ def test_the_writes_of_a_link_are_told_by_their_databases() -> None:
 
 
 def test_a_lone_configuration_is_the_whole_analysis(paper: Analysis) -> None:
-    [scope] = Context.of(paper, 10).scopes
+    [scope] = Context.of(paper).scopes
     assert scope.name == "boston" and scope.writes is paper.writes
     [figures] = scope.links
     assert figures.link.name == "boston NSS2 -> chicago"
@@ -53,7 +53,7 @@ def test_a_lone_configuration_is_the_whole_analysis(paper: Analysis) -> None:
 def test_each_configuration_of_a_share_has_its_own_writes_and_verdict(tmp_path: Path) -> None:
     simulate_share(tmp_path / "share", ShareOptions(configs=2, days=1, writes=60, extras=False))
     a = analyze([str(tmp_path / "share")])
-    scopes = Context.of(a, 10).scopes
+    scopes = Context.of(a).scopes
     assert sorted(s.name for s in scopes) == ["hr", "sales"]
     assert sum(s.writes.height for s in scopes) == a.writes.height
     for scope in scopes:

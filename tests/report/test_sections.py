@@ -20,7 +20,7 @@ def paper() -> Analysis:
 
 def test_tables_of_millisecond_stamps_show_whole_milliseconds(paper: Analysis) -> None:
     """11.2 stamps: the total, network, RFS and other RFS time in whole ms, RFS I/O (`ela`) in microseconds."""
-    c = Context.of(paper, 10)
+    c = Context.of(paper)
     stats = {r[0]: r for r in percentile_table(c).rows}
     assert stats["total"][2:] == ("6", "2", "2", "138", "163")
     assert stats["network"][-1] == "137" and stats["rfs"][-1] == "163"

@@ -263,9 +263,9 @@ def test_the_last_stamp_keeps_its_date_and_zero_kb_shows() -> None:
     files = [read_trace(p, "db1_nss2_5.trc"), read_trace(s, "sb1_rfs_6.trc"), read_trace(lgwr, "db1_lgwr_1.trc")]
     analysis = analyze_files(files, [], Options())
     text = _report(analysis)
-    (nss,) = [row for row in files_table(Context.of(analysis, 5)).rows if row[0] == "db1_nss2_5.trc"]
+    (nss,) = [row for row in files_table(Context.of(analysis)).rows if row[0] == "db1_nss2_5.trc"]
     assert "2014-12-31 23:59:59" in nss and "2015-01-01 00:00:01" in nss
-    (warning,) = warnings_table(Context.of(analysis, 5), 5).rows
+    (warning,) = warnings_table(Context.of(analysis), 5).rows
     assert warning[1:5] == ("long write", "1", "120", "0")
     assert "long write" in text
 
