@@ -47,9 +47,11 @@ def test_text_report_sections() -> None:
     assert lines[2].startswith("54% of slow-write time (2 writes >= 100 ms) was standby I/O (RFS write)")
     headings = [
         "Recommendations",
-        "Log switches: No log switch",
+        "Log switches",
+        "No log switch",
         "Notes and caveats",
-        "Components (ms)",
+        "Facts",
+        "Percentiles (ms)",
         "Histogram",
         "Verdicts",
         "Top 10 slowest writes",

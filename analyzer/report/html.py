@@ -1,4 +1,5 @@
-"""HTML report: one self-contained page (plotly.js inlined, no request to any host) with the plots and tables.
+"""HTML report: one self-contained page (plotly.js inlined, no request to any host): the outline of every
+report (`report.outline`), each section under its heading, with the plots.
 
 The plots come from `report.plots` (light at any size: per time bucket above a few thousand
 writes), the tables from `report.sections` (bounded, as in every report); a wide table scrolls
@@ -12,26 +13,18 @@ from typing import Any, TextIO
 
 from analyzer.base.errors import UsageError
 from analyzer.match.analysis import Analysis
-from analyzer.report.comparisons import comparison_blocks
-from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
-from analyzer.report.plots import histogram_figure, timeline_figure, top_figure
-from analyzer.report.sections import (
-    clock_table,
-    destinations_table,
-    events_table,
-    facts_table,
-    files_table,
-    gaps_table,
-    percentile_table,
-    skipped_table,
-    switch_list,
-    switch_table,
-    top_table,
-    unmatched_table,
-    unparsed_table,
-    warnings_table,
+from analyzer.report.outline import (
+    Bullets,
+    Facts,
+    Listing,
+    Paragraph,
+    Part,
+    PlotKind,
+    Recommendations,
+    outline,
 )
+from analyzer.report.plots import histogram_figure, timeline_figure, top_figure
 
 MISSING_PLOTLY = "--format html needs plotly: pip install 'dgtrace[html]'"
 #: no plotly logo link and no "Share chart" button (it would upload the data to Plotly Cloud)
@@ -95,10 +88,10 @@ def _table(t: Table) -> str:
     return f'{note}<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def _recommendations(c: Context) -> str:
+def _recommendations(part: Recommendations) -> str:
     """The recommendations, under a heading per configuration when there are several."""
     out = ""
-    for group in advice(c):
+    for group in part.groups:
         tag, prefix = ("h4", f"{group.name}-") if group.name else ("h3", "")
         out += f"<h3>{escape(group.name)}</h3>" if group.name else ""
         out += f"<p>{escape(group.none)}</p>" if group.none else ""
@@ -110,47 +103,31 @@ def _recommendations(c: Context) -> str:
     return out
 
 
-def _sections(c: Context, top: int) -> list[tuple[str, str]]:
-    """(title, HTML body) of every section, in reading order: the answer and the caveats first."""
-    a = c.analysis
-    switches = f"<p>{escape(c.switches.finding)}</p>"
-    if c.switches.switches.height:
-        switches += _table(switch_table(c))
-        switches += f"<details><summary>Log switches</summary>{_table(switch_list(c))}</details>"
-    out = [("Recommendations", _recommendations(c)), ("Log switches", switches)]
-    notes = "".join(f"<li>{escape(n)}</li>" for n in c.notes)
-    out += [("Notes and caveats", f"<ul>{notes}</ul>")] if notes else []
-    out += [("Configurations and links", _table(links_table(c)))] if shown(c) else []
-    out += [("ASYNC links (not in the commit path)", _table(async_table(c)))] if c.shipping else []
-    for block in comparison_blocks(c):
-        body = "".join(_table(p) if isinstance(p, Table) else f"<p>{escape(p)}</p>" for p in block.parts)
-        out.append((block.title, body))
-    out.append(("Facts", _table(facts_table(c))))
-    if a.writes.height:
+def _plot_of(c: Context, top: int, kind: PlotKind) -> str:
+    """A plot of the page (the timeline with its caption above it)."""
+    if kind == PlotKind.TIMELINE:
         figure, caption = timeline_figure(c)
-        out += [
-            ("Timeline", f'<p class="caption">{escape(caption)}</p>' + _plot(figure, "timeline")),
-            ("Percentiles (ms)", _table(percentile_table(c))),
-            ("Histogram", _plot(histogram_figure(a.writes), "histogram")),
-            (f"Top {top} slowest writes", _plot(top_figure(c, top), "top") + _table(top_table(c, top))),
-        ]
-    if a.clock.height:
-        out.append(("Clock offset (standby minus primary)", _table(clock_table(c))))
-    if a.warnings.height:
-        out.append(("LGWR warnings (long writes, broadcast waits)", _table(warnings_table(c, top))))
-    around = events_table(c)
-    if around.rows:
-        out.append(("Log writer and alert-log events", _table(around)))
-    if a.gaps.height:
-        out.append(("Missing segments", _table(gaps_table(c))))
-    if a.destinations.height:
-        out.append(("Redo transport destinations (alert logs)", _table(destinations_table(c))))
-    unmatched = _table(unmatched_table(c)) if a.unmatched.height else "<p>Every message found its partner.</p>"
-    unparsed = _table(unparsed_table(c)) if c.counts.unparsed_lines else "<p>Every line was parsed or ignored.</p>"
-    out += [("Unmatched messages", unmatched), ("Unparsed lines", unparsed), ("Files", _table(files_table(c)))]
-    if a.skipped:
-        out.append((f"Inputs not read ({len(a.skipped):,}), by reason", _table(skipped_table(c))))
-    return out
+        return f'<p class="caption">{escape(caption)}</p>' + _plot(figure, "timeline")
+    if kind == PlotKind.HISTOGRAM:
+        return _plot(histogram_figure(c.analysis.writes), "histogram")
+    return _plot(top_figure(c, top), "top")
+
+
+def _part(c: Context, top: int, part: Part) -> str:
+    """The HTML of one part of a section."""
+    if isinstance(part, Paragraph):
+        return f"<p>{escape(part.text)}</p>"
+    if isinstance(part, Bullets):
+        return "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in part.items) + "</ul>"
+    if isinstance(part, Table):
+        return _table(part)
+    if isinstance(part, Listing):
+        return f"<details><summary>{escape(part.summary)}</summary>{_table(part.table)}</details>"
+    if isinstance(part, Facts):
+        return _table(part.table)
+    if isinstance(part, Recommendations):
+        return _recommendations(part)
+    return _plot_of(c, top, part.kind)
 
 
 def render_html(a: Analysis, out: TextIO, top: int) -> None:
@@ -161,13 +138,17 @@ def render_html(a: Analysis, out: TextIO, top: int) -> None:
     """
     js = _plotly_js()
     c = Context.of(a)
-    verdict = "".join(f'<p class="verdict">{escape(f"{n}: {v}" if n else v)}</p>' for n, v in verdicts(c))
-    body = "".join(f"<section><h2>{escape(title)}</h2>{part}</section>" for title, part in _sections(c, top))
+    report = outline(c, top)
+    verdict = "".join(f'<p class="verdict">{escape(f"{n}: {v}" if n else v)}</p>' for n, v in report.verdicts)
+    body = "".join(
+        f"<section><h2>{escape(s.title)}</h2>{''.join(_part(c, top, p) for p in s.parts)}</section>"
+        for s in report.sections
+    )
     out.write(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dgtrace report</title><style>{STYLE}</style><script>{js}</script></head><body>"
-        f"<h1>dgtrace: Data Guard SYNC remote writes</h1>{verdict}{body}"
+        f"<h1>{escape(report.title)}</h1>{verdict}{body}"
         "</body></html>\n"
     )

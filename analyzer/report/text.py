@@ -1,5 +1,5 @@
-"""Terminal report (rich): the answer first (verdict, recommendations, log switches, caveats), then
-the facts and the tables, each laid out for the width at hand.
+"""Terminal report (rich): the outline of every report (`report.outline`: the answer first, then the facts
+and the tables), each section under its title, laid out for the width at hand; a plot is said in words.
 
 The tables are those of `report.sections`, shared with Markdown and HTML. A number is never cut:
 when a table is too wide, headers wrap, file labels shorten to their shortest unique tail (the
@@ -29,26 +29,17 @@ from rich.text import Text
 
 from analyzer.base.vocab import Component
 from analyzer.match.analysis import Analysis
-from analyzer.report.comparisons import comparison_blocks
-from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
 from analyzer.report.fmt import printable, short_label
-from analyzer.report.sections import (
-    clock_table,
-    coverage_table,
-    destinations_table,
-    events_table,
-    facts_table,
-    files_table,
-    gaps_table,
-    histogram_table,
-    percentile_table,
-    skipped_table,
-    top_table,
-    unmatched_table,
-    unparsed_table,
-    verdict_table,
-    warnings_table,
+from analyzer.report.outline import (
+    Bullets,
+    Facts,
+    Listing,
+    Paragraph,
+    Part,
+    Recommendations,
+    outline,
+    without_plots,
 )
 
 #: the width of the report in a pipe or a file when COLUMNS is not set
@@ -329,14 +320,10 @@ def _paragraph(console: Console, text: str, indent: str = "", hanging: str | Non
     console.print(Text(wrap(printable(text), console.width, indent, hanging), style=style), overflow="fold")
 
 
-def _answer(console: Console, c: Context) -> None:
-    """The verdict (per configuration when there are several), the recommendations with their evidence,
-    the log-switch finding and the caveats."""
-    for name, verdict in verdicts(c):
-        _paragraph(console, f"{name}: {verdict}" if name else verdict, hanging="  " if name else None, style="bold")
-    console.print()
-    console.print(Text("Recommendations", style="bold"))
-    for group in advice(c):
+def _recommendations(console: Console, part: Recommendations) -> None:
+    """The recommendations, numbered, each with its evidence and advice; under each configuration's name when
+    there are several."""
+    for group in part.groups:
         indent = "  "
         if group.name:
             _paragraph(console, group.name + (f": {group.none}" if group.none else ""), indent, "    ", "bold")
@@ -348,19 +335,11 @@ def _answer(console: Console, c: Context) -> None:
             _paragraph(console, f"{n}. {r.title}", indent, deeper, "bold")
             _paragraph(console, f"Evidence: {r.evidence}", deeper)
             _paragraph(console, f"Advice: {r.advice}", deeper)
-    console.print()
-    _paragraph(console, f"Log switches: {c.switches.finding}", "", "  ")
-    notes = c.notes
-    if notes:
-        console.print()
-        console.print(Text("Notes and caveats", style="bold"))
-        for note in notes:
-            _paragraph(console, f"- {note}", "  ", "    ")
 
 
-def _facts(console: Console, c: Context) -> None:
+def _facts(console: Console, table: Table) -> None:
     """The facts beside their names, or under them when the terminal leaves too little room beside."""
-    rows = facts_table(c).rows
+    rows = table.rows
     room = console.width - max((cell_len(key) for key, _ in rows), default=0) - 2
     if room < FACTS_MIN:
         for key, value in rows:
@@ -375,62 +354,38 @@ def _facts(console: Console, c: Context) -> None:
     console.print(grid)
 
 
+def _part(console: Console, part: Part, labels: Sequence[str]) -> None:
+    """One part of a section, laid out for the terminal (a plot is never one: `without_plots`)."""
+    if isinstance(part, Paragraph):
+        _paragraph(console, part.text)
+    elif isinstance(part, Bullets):
+        for item in part.items:
+            _paragraph(console, f"- {item}", "  ", "    ")
+    elif isinstance(part, Table):
+        print_table(console, "", part, labels)
+    elif isinstance(part, Listing):
+        print_table(console, "", part.table, labels)
+    elif isinstance(part, Facts):
+        _facts(console, part.table)
+    elif isinstance(part, Recommendations):
+        _recommendations(console, part)
+
+
 def render_text(a: Analysis, out: TextIO, top: int) -> None:
-    """Write the human-readable report."""
+    """Write the human-readable report: the outline (`report.outline`), each section under its title."""
     console = console_for(out)
     c = Context.of(a)
-    console.print(Text("dgtrace: Data Guard SYNC remote writes", style="bold"))
+    report = outline(c, top)
+    console.print(Text(report.title, style="bold"))
     console.print()
-    _answer(console, c)
+    for name, verdict in report.verdicts:
+        _paragraph(console, f"{name}: {verdict}" if name else verdict, hanging="  " if name else None, style="bold")
     labels = [c.file(label) for label in c.labels] + [c.file(s.label) for s in a.skipped]
-    if shown(c):
+    for section in report.sections:
         console.print()
-        print_table(console, "Configurations and links", links_table(c), labels)
-    if c.shipping:
-        console.print()
-        print_table(console, "ASYNC links (not in the commit path)", async_table(c), labels)
-    for block in comparison_blocks(c):
-        console.print()
-        console.print(Text(block.title, style="bold"))
-        for part in block.parts:
-            if isinstance(part, Table):
-                print_table(console, "", part, labels)
-            else:
-                _paragraph(console, part)
-    console.print()
-    _facts(console, c)
-    sections: list[tuple[str, Table]] = []
-    if a.writes.height:
-        sections += [
-            ("Components (ms): percentiles of every write", percentile_table(c)),
-            ("Histogram (writes per bucket, as V$EVENT_HISTOGRAM)", histogram_table(c)),
-            ("Verdicts", verdict_table(c)),
-            (f"Top {top} slowest writes", top_table(c, top)),
-        ]
-    if a.clock.height:
-        sections.append(
-            ("Clock offset: standby minus primary (from the writes with the smallest round trips)", clock_table(c))
-        )
-    if a.warnings.height:
-        sections.append(("LGWR warnings (long writes, broadcast waits) and their remote part", warnings_table(c, top)))
-    around = events_table(c)
-    if around.rows:
-        sections.append(("Log writer and alert-log events around the writes", around))
-    if a.gaps.height:
-        sections.append(("Missing segments (no evidence from that host in between)", gaps_table(c)))
-    if a.destinations.height:
-        sections.append(("Redo transport destinations (alert logs)", destinations_table(c)))
-    if a.unmatched.height:
-        sections.append(("Unmatched messages by reason", unmatched_table(c)))
-    if c.counts.unparsed_lines:
-        sections.append(("Unparsed lines by reason", unparsed_table(c)))
-    sections.append(("Coverage (every line: parsed + ignored + unparsed)", coverage_table(c)))
-    sections.append(("Files", files_table(c)))
-    if a.skipped:
-        sections.append((f"Inputs not read ({len(a.skipped):,}), by reason", skipped_table(c)))
-    for title, table in sections:
-        console.print()
-        print_table(console, title, table, labels)
+        console.print(Text(section.title, style="bold"), overflow="fold")
+        for part in without_plots(section.parts):
+            _part(console, part, labels)
     console.file.flush()
 
 

@@ -35,9 +35,7 @@ def test_each_file_of_the_paper_s_example(paper: Analysis) -> None:
         "--tz -07:00",
         False,
     )
-    assert nss.first_at == datetime(
-        2014, 12, 2, 15, 46, 28, 861000, tzinfo=UTC
-    )  # 08:46:28.861 at -07:00
+    assert nss.first_at == datetime(2014, 12, 2, 15, 46, 28, 861000, tzinfo=UTC)  # 08:46:28.861 at -07:00
     assert (nss.lines, nss.parsed, nss.ignored, nss.unparsed, nss.first_problem) == (164, 161, 3, 0, "")
     assert {v.db_unique_name for v in views if v.role == "standby"} == {"chicago"}
     assert oracle_versions(views) == ["11.2.0.4.0"]

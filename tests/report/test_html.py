@@ -99,12 +99,16 @@ def test_plots_and_sections_are_present(page: tuple[str, Page]) -> None:
     for plot in PLOTS:
         assert "plotly-graph-div" in parsed.ids[plot]
         assert re.search(rf'Plotly\.newPlot\(\s*"{plot}",', text), plot
-    for heading in ("Facts", "Recommendations", "Timeline", "Log switches", "Percentiles (ms)", "Histogram"):
+    for heading in ("Facts", "Recommendations", "Timeline", "Log switches", "Percentiles (ms)", "Verdicts"):
         assert f"<h2>{heading}</h2>" in text
     warnings = "LGWR warnings (long writes, broadcast waits)"
     for heading in (warnings, "Unmatched messages", "Unparsed lines", "Notes and caveats", "Files"):
         assert f"<h2>{heading}</h2>" in text
     assert "<p>Every message found its partner.</p>" in text
+    histogram = text[text.index("<h2>Histogram (writes per bucket, as V$EVENT_HISTOGRAM)</h2>") :]
+    histogram = histogram[: histogram.index("</section>")]  # the plot, then the buckets as a table
+    assert histogram.index('id="histogram"') < histogram.index('<th class="num">rfs_io</th>')
+    assert '<td>&lt;256 ms</td><td class="num">2</td>' in histogram
 
 
 def test_verdict_top_writes_and_recommendations(page: tuple[str, Page]) -> None:

@@ -41,16 +41,23 @@ def test_paper_markdown_has_verdict_recommendations_and_evidence() -> None:
         "### Consider Fast Sync (SYNC NOAFFIRM)",
         "### Network: socket buffers at 3 x BDP, SDU 65535, and the network path",
         "## Log switches",
-        "## Notes",
+        "## Notes and caveats",
         "## What if: Fast Sync",
         "## Facts",
+        "## Timeline",
         "## Percentiles (ms)",
-        "## Top 2 slowest writes",
         "## Histogram (writes per bucket, as V$EVENT_HISTOGRAM)",
+        "## Verdicts",
+        "## Top 2 slowest writes",
         "## Clock offset (standby minus primary)",
         "## LGWR warnings (long writes, broadcast waits)",
+        "## Unmatched messages",
+        "## Unparsed lines",
+        "## Coverage (every line: parsed + ignored + unparsed)",
         "## Files",
     ]
+    assert "| rfs_io | 40 | 222 | 1 | 163 |" in lines  # the verdicts: writes and time by largest component
+    assert "| prim01/diag/rdbms/boston/boston1/trace/boston1_nss2_4401.trc | 164 | 161 | 3 | 0 |" in lines
     assert "| rfs_io | 66 | 3.378 | 0.938 | 1.262 | 1.471 | 162.679 |" in lines  # p50, p90, p99, max per component
     assert "**Evidence:** From 2 slow writes only, treat as a hint: standby I/O (RFS write) was 54%" in out
     top = [line for line in lines if line.startswith("| 2014-12-02 15:46:")]
