@@ -43,6 +43,7 @@ from analyzer import api
 from analyzer.base.zones import TimeZones
 from analyzer.findings import insights
 from analyzer.inputs.classify import Source
+from analyzer.match import finish
 from analyzer.parse import families as parse
 from analyzer.parse.lines import ReadStats, read_lines
 from analyzer.reduce import ingest
@@ -52,10 +53,11 @@ from analyzer.report import machine
 
 #: (module, functions) wrapped, in pipeline order
 STAGES: list[tuple[ModuleType, list[str]]] = [
-    # not `api._sorted`: a wrapper holds its argument, the unsorted table, while the sorted one is built
+    # not `finish._sorted`: a wrapper holds its argument, the unsorted table, while the sorted one is built
     (ingest, ["read_file", "read_small", "reduce_file"]),  # reduce_file: inside the two before it
     (api, ["read_files"]),  # the whole reading stage: the calls above, on both threads
-    (api, ["match_sides", "finish", "estimate_offsets", "one_way", "tie_warnings"]),
+    (api, ["match_sides", "finish"]),
+    (finish, ["estimate_offsets", "one_way", "tie_warnings"]),
     (api, ["analyze_files"]),
     (machine, ["summary", "write_json_array"]),
     (insights, ["per_minute"]),

@@ -1,10 +1,9 @@
-"""The facade: stages one by one, and --since/--until on large tables."""
+"""The facade: stages one by one."""
 
 from __future__ import annotations
 
 import io
 import json
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -18,17 +17,6 @@ from analyzer.simulate import ShareOptions, simulate_share
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 from tests.builders import ack, done, krs, read_trace, recv, send
-
-
-def test_time_window_filter_on_large_tables() -> None:
-    """No window, or a window, on 150k rows (a literal predicate once broke on large frames)."""
-    from analyzer.api import _in_window
-
-    start = datetime(2024, 1, 1, tzinfo=UTC)
-    frame = pl.DataFrame({"sent_at": [start + timedelta(seconds=i) for i in range(150_000)]})
-    assert _in_window(frame, Options(), "sent_at").height == 150_000
-    window = Options(since=start + timedelta(seconds=10), until=start + timedelta(seconds=20))
-    assert _in_window(frame, window, "sent_at").height == 10
 
 
 def test_configurations_come_from_paths_and_heads_before_any_file_is_read(tmp_path: Path) -> None:

@@ -25,11 +25,13 @@ import polars as pl
 from analyzer.base.schemas import CAT, LINK_COLUMNS, UNMATCHED, WRITE_KEY, empty
 from analyzer.base.spill import INDEX
 from analyzer.base.vocab import Duty, Role
+from analyzer.match import alerts, links
 from analyzer.match.attribute import attribute, fast_sync_ms
 from analyzer.match.join import gaps, match, typical_gaps
 from analyzer.match.links import Link, MatchScore, SenderKey, Topology, sender_key, with_databases
 from analyzer.match.segments import Segment, Side, join_segments, side
-from analyzer.reduce.results import FileResult
+from analyzer.match.transport import Destination
+from analyzer.reduce.results import FileResult, Options
 
 #: exchanges (rows of one side) matched at once: a batch of (thread, seq) keys stops growing past this
 BATCH_ROWS = 250_000
@@ -223,3 +225,21 @@ def candidate_scores(
             senders[key] = side(members, Role.PRIMARY, segments)
         out[(receiver, key)] = link_score(senders[key], side([by_label[receiver]], Role.STANDBY, segments))
     return out
+
+
+def link_topology(files: list[FileResult], destinations: Sequence[Destination] = ()) -> Topology:
+    """The configurations and links of the files: their identities decide, and where they leave a
+    receiver several candidate senders, the match rate of each (`analyzer.match.links`)."""
+    identities = [f.identity for f in files]
+    pairs = links.undecided(links.assign(identities, destinations))
+    scores = candidate_scores(files, pairs) if pairs else {}
+    placements = {f.source.label: f.placement for f in files}
+    return links.decide(identities, destinations, scores, placements)
+
+
+def match_sides(files: list[FileResult], options: Options, topology: Topology | None = None) -> Matching:
+    """Every link of the files (`link_topology` unless given) matched and attributed in batches."""
+    hosts = {f.source.label: f.reduced.info.host or f.source.label for f in files}
+    if topology is None:  # the alert logs' destinations decide where they name the standby
+        topology = link_topology(files, alerts.transport_destinations(alerts.destinations(alerts.entries(files))))
+    return match_links(files, topology, hosts, options.threshold_ms, options.window_s)

@@ -128,6 +128,12 @@ class Side:
         return converted(out, NARROW if narrow else None, pl.col("_factor"), pl.col("_offset_us"))
 
 
+def sides(files: list[FileResult]) -> tuple[Side, Side]:
+    """The primary and the standby exchanges of the files (every link together), segments of a process joined."""
+    segments = join_segments(files)
+    return side(files, Role.PRIMARY, segments), side(files, Role.STANDBY, segments)
+
+
 def side(files: list[FileResult], role: Role, segments: dict[str, Segment]) -> Side:
     """The exchanges of one side (files of that role), with the writes that span two segments of
     a process paired from the files' pending messages, and that side's unmatched messages."""
