@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from analyzer.base.schemas import CAT, LINK_COLUMNS, UNMATCHED, WRITE_KEY, empty
+from analyzer.base.schemas import CAT, DESTINATIONS, LINK_COLUMNS, UNMATCHED, WRITE_KEY, empty
 from analyzer.base.spill import INDEX
 from analyzer.base.vocab import Duty, Role
 from analyzer.match import alerts, links
@@ -128,6 +128,8 @@ class Matching:
     unpairable: pl.DataFrame
     #: per link (`Link.name`): the sender's and the receiver's exchanges
     counts: dict[str, tuple[int, int]]
+    #: the redo transport destinations the alert logs set (schema DESTINATIONS, `analyzer.match.alerts`)
+    destinations: pl.DataFrame = field(default_factory=lambda: empty(DESTINATIONS))
 
 
 def _tagged(part: pl.DataFrame, link: Link) -> pl.DataFrame:
@@ -147,10 +149,15 @@ def _link_sides(files: Sequence[FileResult], link: Link, segments: dict[str, Seg
 
 
 def match_links(
-    files: list[FileResult], topology: Topology, hosts: dict[str, str], threshold_ms: float, window_s: float
+    files: list[FileResult],
+    topology: Topology,
+    hosts: dict[str, str],
+    threshold_ms: float,
+    window_s: float,
+    segments: dict[str, Segment],
 ) -> Matching:
-    """Match and attribute every link of the topology on its own files (see the module docstring)."""
-    segments = join_segments(files)
+    """Match and attribute every link of the topology on its own files, segments of a process
+    joined (`join_segments`; see the module docstring)."""
     found: dict[bool, list[Batched]] = {True: [], False: []}
     unpairable, counts = [], {}
     for link in topology.links:
@@ -211,10 +218,10 @@ def _consistent(p_rows: pl.DataFrame, s_rows: pl.DataFrame) -> int:
 
 
 def candidate_scores(
-    files: list[FileResult], pairs: Sequence[tuple[str, SenderKey]]
+    files: list[FileResult], pairs: Sequence[tuple[str, SenderKey]], segments: dict[str, Segment]
 ) -> dict[tuple[str, SenderKey], MatchScore]:
-    """The match rate of each (receiver label, candidate sender) pair (`analyzer.match.links.undecided`)."""
-    segments = join_segments(files)
+    """The match rate of each (receiver label, candidate sender) pair (`analyzer.match.links.undecided`),
+    segments of a process joined (`join_segments`)."""
     by_label = {f.source.label: f for f in files}
     identities = with_databases([f.identity for f in files])
     senders: dict[SenderKey, Side] = {}
@@ -227,19 +234,26 @@ def candidate_scores(
     return out
 
 
-def link_topology(files: list[FileResult], destinations: Sequence[Destination] = ()) -> Topology:
+def link_topology(
+    files: list[FileResult], destinations: Sequence[Destination] = (), segments: dict[str, Segment] | None = None
+) -> Topology:
     """The configurations and links of the files: their identities decide, and where they leave a
-    receiver several candidate senders, the match rate of each (`analyzer.match.links`)."""
+    receiver several candidate senders, the match rate of each (`analyzer.match.links`; `segments`:
+    `join_segments` of the files, when the caller has them)."""
     identities = [f.identity for f in files]
     pairs = links.undecided(links.assign(identities, destinations))
-    scores = candidate_scores(files, pairs) if pairs else {}
+    scores = candidate_scores(files, pairs, join_segments(files) if segments is None else segments) if pairs else {}
     placements = {f.source.label: f.placement for f in files}
     return links.decide(identities, destinations, scores, placements)
 
 
 def match_sides(files: list[FileResult], options: Options, topology: Topology | None = None) -> Matching:
-    """Every link of the files (`link_topology` unless given) matched and attributed in batches."""
+    """Every link of the files (`link_topology` unless given) matched and attributed in batches, with
+    the alert logs' destinations (read once: they decide the links where they name the standby)."""
     hosts = {f.source.label: f.reduced.info.host or f.source.label for f in files}
-    if topology is None:  # the alert logs' destinations decide where they name the standby
-        topology = link_topology(files, alerts.transport_destinations(alerts.destinations(alerts.entries(files))))
-    return match_links(files, topology, hosts, options.threshold_ms, options.window_s)
+    segments = join_segments(files)
+    destinations = alerts.destinations(alerts.entries(files))
+    if topology is None:
+        topology = link_topology(files, alerts.transport_destinations(destinations), segments)
+    matching = match_links(files, topology, hosts, options.threshold_ms, options.window_s, segments)
+    return replace(matching, destinations=destinations)

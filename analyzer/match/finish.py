@@ -12,7 +12,6 @@ import polars as pl
 
 from analyzer.base.schemas import LINKED, empty, narrowed
 from analyzer.inputs.sources import Skipped
-from analyzer.match import alerts
 from analyzer.match.analysis import Analysis
 from analyzer.match.attribute import tie_warnings
 from analyzer.match.by_link import Batched, Matching
@@ -49,7 +48,7 @@ def finish(files: list[FileResult], skipped: list[Skipped], options: Options, ma
         shipment_clock=shipment_clock,
         link_counts=matching.counts,
         gaps=gaps,
-        destinations=alerts.destinations(alerts.entries(files)),
+        destinations=matching.destinations,
     )
 
 
