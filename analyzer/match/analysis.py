@@ -15,9 +15,9 @@ from analyzer.match.links import Topology
 from analyzer.reduce.results import FileResult, Options
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Analysis:
-    """Everything the renderers need."""
+    """Everything the renderers need (built with keywords only: thirteen of its fields are frames or counts)."""
 
     options: Options
     files: list[FileResult]

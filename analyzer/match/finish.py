@@ -35,14 +35,15 @@ def finish(files: list[FileResult], skipped: list[Skipped], options: Options, ma
     if options.since is not None or options.until is not None:  # writes seen on each side inside the window
         counts = (int(writes["primary_file"].is_not_null().sum()), int(writes["standby_file"].is_not_null().sum()))
     return Analysis(
-        options,
-        files,
-        skipped,
-        writes,
-        in_window(unmatched, options, "at"),
-        warnings,
-        clock,
-        *counts,
+        options=options,
+        files=files,
+        skipped=skipped,
+        writes=writes,
+        unmatched=in_window(unmatched, options, "at"),
+        warnings=warnings,
+        clock=clock,
+        primary_exchanges=counts[0],
+        standby_exchanges=counts[1],
         topology=matching.topology,
         shipments=shipments,
         shipment_clock=shipment_clock,

@@ -152,7 +152,15 @@ def _alert_log(label: str, name: str, header: _Header) -> FileInfo:
     host = _host(label, header, instance, evidence, "host from Node name")
     version = _version(header, latest=True)
     return FileInfo(
-        label, Role.OTHER, None, instance, host, None, version, "; ".join(evidence), None, FileKind.ALERT_LOG
+        label=label,
+        role=Role.OTHER,
+        process=None,
+        instance=instance,
+        host=host,
+        thread=None,
+        version=version,
+        evidence="; ".join(evidence),
+        kind=FileKind.ALERT_LOG,
     )
 
 
@@ -190,7 +198,17 @@ def _identified(label: str, name: str, header: _Header, messages: pl.DataFrame) 
     instance = header.value("Instance name") or (by_name["sid"] if by_name else None)
     host = _host(label, header, instance, evidence, "host from header")
     pid = _pid(header) or (int(by_name["pid"]) if by_name and len(by_name["pid"]) < 19 else None)
-    return FileInfo(label, role, process, instance, host, _thread(header), _version(header), "; ".join(evidence), pid)
+    return FileInfo(
+        label=label,
+        role=role,
+        process=process,
+        instance=instance,
+        host=host,
+        thread=_thread(header),
+        version=_version(header),
+        evidence="; ".join(evidence),
+        pid=pid,
+    )
 
 
 # ---------------------------------------------------------------------------- identity before reading
@@ -280,17 +298,17 @@ def file_identity(label: str, name: str, header: pl.DataFrame, session: Mapping[
     role = lines.value("Database role")
     host = short_host(None if info.host and info.host.startswith("instance:") else info.host)
     return FileIdentity(
-        label,
-        duty,
-        db,
-        info.instance,
-        host,
-        info.process,
-        info.pid,
-        short_host(client["host"]) if client else None,
-        client["process"] if client else None,
-        role.strip().upper() if role else None,
-        "; ".join(evidence),
+        label=label,
+        duty=duty,
+        db=db,
+        instance=info.instance,
+        host=host,
+        process=info.process,
+        pid=info.pid,
+        client_host=short_host(client["host"]) if client else None,
+        client_process=client["process"] if client else None,
+        database_role=role.strip().upper() if role else None,
+        evidence="; ".join(evidence),
     )
 
 

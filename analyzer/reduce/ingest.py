@@ -102,12 +102,12 @@ class _Reading:
         label, name = self.source.label, self.source.name
         identity = file_identity(label, name, parsed.tables["header"], self.session)
         return FileResult(
-            self.source,
-            reduced,
-            parsed,
-            self.stats,
-            with_content(identity, reduced.info, reduced.messages),
-            self.tally.placement,
+            source=self.source,
+            reduced=reduced,
+            parsed=parsed,
+            stats=self.stats,
+            identity=with_content(identity, reduced.info, reduced.messages),
+            placement=self.tally.placement,
         )
 
 

@@ -112,7 +112,7 @@ class Exchanges:
         return pl.concat(frames) if frames else empty(EXCHANGES)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReducedFile:
     """A file after the reduce stage: what it is, and the writes it saw on its host."""
 
@@ -343,21 +343,21 @@ class FileReducer:
         alert = to_utc(_lgwr_times(kept["alert"], adr), adr, fallback).select(*ALERT.names(), "at")
         first_at, last_at = _span(self.local_min, self.local_max, zl, fallback)
         tables = ReducedFile(
-            info,
-            exchanges,
-            pending,
-            _boundary_waits(boundary, tim),
-            unmatched,
-            lgwr,
-            zone,
-            first_at,
-            last_at,
-            tim,
-            self.messages,
-            self.waits,
-            tuple(self.threads),
-            self.streams.processes,
-            alert,
+            info=info,
+            exchanges=exchanges,
+            pending=pending,
+            boundary_waits=_boundary_waits(boundary, tim),
+            unmatched=unmatched,
+            lgwr=lgwr,
+            zone=zone,
+            first_at=first_at,
+            last_at=last_at,
+            tim=tim,
+            messages=self.messages,
+            waits=self.waits,
+            threads=tuple(self.threads),
+            processes=self.streams.processes,
+            alert=alert,
         )
         slim = Parsed(
             {n: kept[n] if n in KEPT_TABLES else blank[n] for n in TABLES},

@@ -16,7 +16,17 @@ STANDBY = standby_lines([(1, "2024-01-01 10:00:00.110", "2024-01-01 10:00:00.140
 
 
 def _analysis(files: list[FileResult], skipped: list[Skipped]) -> Analysis:
-    return Analysis(Options(), files, skipped, empty(WRITES), empty(UNMATCHED), empty(WARNINGS), empty(CLOCK), 0, 0)
+    return Analysis(
+        options=Options(),
+        files=files,
+        skipped=skipped,
+        writes=empty(WRITES),
+        unmatched=empty(UNMATCHED),
+        warnings=empty(WARNINGS),
+        clock=empty(CLOCK),
+        primary_exchanges=0,
+        standby_exchanges=0,
+    )
 
 
 def test_the_exit_code_is_partial_when_any_input_was_lost() -> None:
