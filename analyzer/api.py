@@ -17,45 +17,70 @@ from analyzer.base.errors import NoInputError
 from analyzer.base.spill import spill_directory
 from analyzer.companions.awr import AwrReport, read_awr
 from analyzer.companions.oratcptest import BaselineRun, read_baseline
+from analyzer.findings.summary import component_stats
 from analyzer.inputs.limits import Limits
 from analyzer.inputs.sources import Skipped, Source, discover
-from analyzer.match import links
 from analyzer.match.analysis import Analysis
 from analyzer.match.attribute import fast_sync_ms
 from analyzer.match.by_link import link_topology, match_sides
 from analyzer.match.finish import finish
+from analyzer.match.links import Assignment, Configuration, with_databases
+from analyzer.match.links import assign as assign_senders
+from analyzer.match.links import configurations as configurations_of
 from analyzer.match.segments import sides
 from analyzer.match.transport import Destination
-from analyzer.parse.identify import read_identity
+from analyzer.parse.identify import EndsIdentity, FileIdentity, adr_location, identify_ends, read_identity
 from analyzer.reduce.ingest import read_file, read_files
-from analyzer.reduce.results import FileResult, Options, ProgressHook, assume_common_zones
+from analyzer.reduce.results import (
+    DEFAULT_THRESHOLD_MS,
+    DEFAULT_WINDOW_S,
+    FileResult,
+    Options,
+    ProgressHook,
+    assume_common_zones,
+)
 
+# the stage functions and types a script or the batch engine uses, whatever stage package holds them
 __all__ = [
+    "DEFAULT_THRESHOLD_MS",
+    "DEFAULT_WINDOW_S",
     "Analysis",
+    "Assignment",
+    "Configuration",
+    "EndsIdentity",
+    "FileIdentity",
     "FileResult",
     "Limits",
     "Options",
     "ProgressHook",
+    "Skipped",
+    "Source",
+    "adr_location",
     "analyze",
     "analyze_files",
+    "assign_senders",
     "companions",
+    "component_stats",
     "configurations",
+    "configurations_of",
     "discover",
     "fast_sync_ms",
     "finish",
+    "identify_ends",
     "link_topology",
     "match_sides",
     "read_file",
     "read_files",
     "read_identity",
     "sides",
+    "with_databases",
 ]
 
 
-def configurations(sources: Sequence[Source], destinations: Sequence[Destination] = ()) -> list[links.Configuration]:
+def configurations(sources: Sequence[Source], destinations: Sequence[Destination] = ()) -> list[Configuration]:
     """The Data Guard configurations of the sources from each one's path and head only (`read_identity`):
-    what to read together, decided before any file is read whole."""
-    return links.configurations([read_identity(source) for source in sources], destinations)
+    what to read together, decided before any file is read whole (`configurations_of` their identities)."""
+    return configurations_of([read_identity(source) for source in sources], destinations)
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:

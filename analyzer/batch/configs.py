@@ -4,11 +4,11 @@ A `Grouping` takes the identity of every known source and returns the configurat
 engine calls it once per run over all the sources it knows (this night's and earlier ones), so a
 standby trace that arrives a night before its primary's joins the primary's configuration on the
 night the primary's arrives. `by_identity` (the default) groups them as the analysis does
-(`analyzer.match.links.configurations`); `by_adr_path` is a simpler grouping that needs no more than the
+(`analyzer.api.configurations_of`); `by_adr_path` is a simpler grouping that needs no more than the
 probe's own identity:
 
-- a source's database is the db_unique_name of its ADR path (`.../diag/rdbms/<db>/<sid>/trace/`),
-  from its file name or from its `Trace file` line; sources without one stand alone by host;
+- a source's database is its db_unique_name as the analysis reads it (the header, the `Trace file`
+  line, the ADR path `.../diag/rdbms/<db>/<sid>/trace/`); sources without one stand alone by host;
 - a standby database joins the primary database on the host its RFS sessions name
   (`MODULE NAME:(oracle@host (NSS2))`), when exactly one primary database has traces from that host.
 
@@ -23,10 +23,9 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
+from analyzer.api import Assignment, FileIdentity, assign_senders, configurations_of, with_databases
 from analyzer.base.vocab import Decider, Duty, Role
 from analyzer.batch.probe import SourceInfo
-from analyzer.match import links
-from analyzer.parse.identify import FileIdentity
 
 
 @dataclass(frozen=True)
@@ -49,13 +48,13 @@ Grouping = Callable[[Sequence[SourceInfo]], list[Configuration]]
 
 
 def by_identity(sources: Sequence[SourceInfo]) -> list[Configuration]:
-    """Configurations as the analysis groups files (`analyzer.match.links.configurations`: ADR path,
-    header, the sender each RFS session names, ambiguity reported), from the identity each probe
-    kept; named after their databases so that a unit keeps its name from run to run."""
-    identities = links.with_databases([_identity(info) for info in sources])
+    """Configurations as the analysis groups files (`analyzer.api.configurations_of`: ADR path, header,
+    the sender each RFS session names, ambiguity reported), from the identity each probe kept; named
+    after their databases so that a unit keeps its name from run to run."""
+    identities = with_databases([_identity(info) for info in sources])
     dbs = {i.label: i.db for i in identities}
     out = []
-    for c in links.configurations(identities, assignments=_not_yet_sent(identities)):
+    for c in configurations_of(identities, assignments=_not_yet_sent(identities)):
         roles = {d.name: d.role for d in c.databases if d.name}
         primaries = [db for db, role in roles.items() if role == "primary"]
         names = sorted(roles)
@@ -71,7 +70,7 @@ def by_identity(sources: Sequence[SourceInfo]) -> list[Configuration]:
     return sorted(out, key=lambda c: c.key)
 
 
-def _not_yet_sent(identities: list[FileIdentity]) -> list[links.Assignment]:
+def _not_yet_sent(identities: list[FileIdentity]) -> list[Assignment]:
     """The analysis's assignment of each receiver to its sender, except that a receiver whose RFS
     session names a host no known sender trace comes from stays alone: its sender's traces are not
     there yet (they may arrive a night later), and joining it to every configuration that could
@@ -80,7 +79,7 @@ def _not_yet_sent(identities: list[FileIdentity]) -> list[links.Assignment]:
     named = {i.label: i.client_host for i in identities}
     strong = (Decider.CLIENT_MODULE, Decider.DESTINATION)
     out = []
-    for a in links.assign(identities):
+    for a in assign_senders(identities):
         host = named.get(a.receiver)
         if host and host not in senders and a.decided_by not in strong:
             a = replace(a, sender=None, candidates=())
@@ -115,10 +114,10 @@ def by_adr_path(sources: Sequence[SourceInfo]) -> list[Configuration]:
     primary_dbs_on: dict[str, set[str]] = {}
     for info in sources:
         find(_node(info))
-        if info.role == Role.PRIMARY and info.db and info.host:
-            primary_dbs_on.setdefault(info.host, set()).add(info.db)
+        if info.role == Role.PRIMARY and info.db and info.host:  # host names compared in lower case
+            primary_dbs_on.setdefault(info.host.lower(), set()).add(info.db)
     for info in sources:
-        candidates = primary_dbs_on.get(info.peer_host or "", set())
+        candidates = primary_dbs_on.get((info.peer_host or "").lower(), set())
         if len(candidates) == 1:
             a, b = find(_node(info)), find(next(iter(candidates)))
             if a != b:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from analyzer.api import component_stats
 from analyzer.base.vocab import COMPONENTS
 from analyzer.batch.schemas import DAILY_FILE, DAILY_STATS, PARTITION_SCHEMA
-from analyzer.findings.summary import component_stats
 
 
 def daily_row(

@@ -16,12 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from analyzer.api import Limits, Skipped, Source, discover
 from analyzer.base.zones import TimeZones
 from analyzer.batch.plan import SkippedInput, skipped_input
 from analyzer.batch.probe import Ends, ProbeError, SourceInfo, file_of, identify_all, read_ends, stat_key
 from analyzer.batch.schemas import MIGRATES_FROM, SCHEMA_VERSION
-from analyzer.inputs.limits import Limits
-from analyzer.inputs.sources import Skipped, Source, discover
 
 #: called as (what is being done, done, in all)
 ProgressHook = Callable[[str, int, int], None]

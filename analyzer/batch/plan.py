@@ -19,13 +19,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import PurePath
 from typing import Any
 
+from analyzer.api import DEFAULT_THRESHOLD_MS, DEFAULT_WINDOW_S, Limits, Options, adr_location
 from analyzer.base.vocab import FileKind
 from analyzer.base.zones import TimeZones, Zone
 from analyzer.batch.configs import Configuration, Grouping
-from analyzer.batch.probe import SourceInfo, adr_db, stat_key
+from analyzer.batch.probe import SourceInfo, stat_key
 from analyzer.batch.schemas import SCHEMA_VERSION
-from analyzer.inputs.limits import Limits
-from analyzer.reduce.results import DEFAULT_THRESHOLD_MS, DEFAULT_WINDOW_S, Options
 
 #: configuration of inputs whose database nothing tells
 UNKNOWN = "unknown"
@@ -200,4 +199,4 @@ def _unplaced(info: SourceInfo, reason: str) -> SkippedInput:
 def skipped_input(label: str, reason: str, partial: bool, mtime_ns: int | None) -> SkippedInput:
     """A skipped input, with its database from its path and its modification day."""
     day = datetime.fromtimestamp(mtime_ns / 1e9, UTC).date().isoformat() if mtime_ns else _today()
-    return SkippedInput(label, reason, partial, day, adr_db(label)[0])
+    return SkippedInput(label, reason, partial, day, adr_location(label)[0])

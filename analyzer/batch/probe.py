@@ -1,31 +1,25 @@
 """What each input is, before any unit of work reads it: content digest, identity and time span.
 
 One pass over the decompressed content hashes it (SHA-256) and keeps its first and last 16 KiB;
-those two ends are parsed with the trace grammars (`analyzer.parse.families`) for the header (role, process,
-instance, host, the `Trace file` path), the sending host an RFS session names (`MODULE NAME`), and
-the first and last time stamps, which place the file in its days. A source is probed again only
-when its file's size or modification time changed since the manifest recorded it.
+those two ends tell what the file is and the first and last time stamps, which place the file in its
+days, as the analysis reads them (`analyzer.api.identify_ends`: the header's role, process, instance
+and host, the database of its ADR path or `Trace file` line, the sender an RFS session names). A
+source is probed again only when its file's size or modification time changed since the manifest
+recorded it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
+from analyzer.api import EndsIdentity, Source, identify_ends
 from analyzer.base.errors import AnalyzerError
-from analyzer.base.schemas import LINES
-from analyzer.base.vocab import FileKind, Role
 from analyzer.base.zones import TimeZones, Zone, value_to_utc
-from analyzer.inputs.sources import Source
-from analyzer.parse import families as parse
-from analyzer.parse.identify import HEAD_LINES, file_identity, identify_file, session_values
 
 #: bytes kept from each end of a source for its header and its first and last time stamps
 END_BYTES = 16 * 1024
@@ -35,12 +29,6 @@ _BLOCK = 1 << 20
 MARGIN = timedelta(hours=1)
 #: ... and this far when the file's stamps carry no zone and --tz names none (any zone on Earth)
 MARGIN_NO_ZONE = timedelta(hours=15)
-#: `.../diag/rdbms/<db_unique_name>/<sid>/trace/...` in a path or in the `Trace file` line
-_ADR = re.compile(r"(?:^|[/\\!])diag[/\\]rdbms[/\\](?P<db>[^/\\!]+)[/\\]")
-_DATE = re.compile(r"^\d{4}-?\d{2}-?\d{2}$")
-_NOT_HOSTS = {"u01", "u02", "app", "oracle", "opt", "orabase", ""}
-#: the session block of an RFS process names the sending instance's host and process
-_MODULE = re.compile(r"^\*\*\* MODULE NAME:\(oracle@(?P<host>[^\s()]+) \((?P<image>[A-Z][A-Z0-9]*)\)\)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -56,11 +44,11 @@ class SourceInfo:
     role: str
     process: str | None
     instance: str | None
-    #: short host name (domain dropped)
+    #: short host name (domain dropped), as the analysis reads it (`Node name:`, else the ADR path's)
     host: str | None
-    #: db_unique_name from the ADR path of the label or of the `Trace file` line
+    #: db_unique_name (lower case) as the analysis reads it: the header, the `Trace file` line, the ADR path
     db: str | None
-    #: RFS: the host of the sender that opened the session (`MODULE NAME:(oracle@host (NSS2))`)
+    #: RFS: the host of the sender that opened the session (`MODULE NAME:(oracle@host (NSS2))`; lower case)
     peer_host: str | None
     #: first and last time stamp, UTC, ISO-8601
     first_at: str | None
@@ -109,19 +97,6 @@ def file_of(label: str) -> str:
     return label.split("!", 1)[0]
 
 
-def adr_db(text: str) -> tuple[str | None, str | None]:
-    """(db_unique_name, host) from a path in the ADR layout; the host is the directory above
-    `diag` (or the one above that, when housekeeping put a dated directory in between)."""
-    found = _ADR.search(text)
-    if not found:
-        return None, None
-    above = [part for part in re.split(r"[/\\!]", text[: found.start() + 1]) if part]
-    while above and _DATE.match(above[-1]):
-        above.pop()
-    host = above[-1] if above and above[-1].lower() not in _NOT_HOSTS else None
-    return found["db"], host
-
-
 @dataclass(frozen=True)
 class Ends:
     """A source's content digest, size and its two ends (the tail empty when the head holds it all)."""
@@ -165,61 +140,35 @@ def read_ends(source: Source) -> Ends:
 
 
 def identify_all(probed: Sequence[tuple[Source, Ends]], zones: TimeZones) -> list[SourceInfo]:
-    """Each source identified from its ends. The ends of all traces are parsed together, and those
-    of all alert logs (`parse.parse_files`): a parse costs a few hundred polars queries however few
-    its lines, and a nightly share holds hundreds of files, so they pay it once, not once per file."""
-    lines = [_lines(ends.head, ends.tail) for _, ends in probed]
-    alert = [FileKind.of(source.name) is FileKind.ALERT_LOG for source, _ in probed]
-    frames = [frame for frame, _ in lines]
-    # an alert log as the analysis reads it: its time lines are its stamps
-    parsed = {
-        log: iter(parse.parse_files([f for f, is_log in zip(frames, alert, strict=True) if is_log == log], alert=log))
-        for log in (False, True)
-    }
-    return [
-        _identify(source, ends, next(parsed[log]), head_lines, zones)
-        for (source, ends), (_, head_lines), log in zip(probed, lines, alert, strict=True)
-    ]
+    """Each source identified from its ends (`identify_ends`: those of all traces parsed together, and
+    those of all alert logs)."""
+    ends = [(source.label, source.name, *_lines(e.head, e.tail)) for source, e in probed]
+    return [_info(source, e, found, zones) for (source, e), found in zip(probed, identify_ends(ends), strict=True)]
 
 
-def _lines(head: bytes, tail: bytes) -> tuple[pl.DataFrame, list[str]]:
-    """The lines of both ends, to parse at once (the parse stage's cost is mostly per call), and
-    those of the head."""
+def _lines(head: bytes, tail: bytes) -> tuple[list[str], list[str]]:
+    """The lines of the head and those of the tail (a line cut by either window left out)."""
     first = head.decode("utf-8", "replace").replace("\r", "").split("\n")
     first = first[:-1] if len(first) > 1 else first  # the last line may be cut by the window
-    text = list(first)
+    more: list[str] = []
     if tail:
         more = tail.decode("utf-8", "replace").replace("\r", "").split("\n")[1:]  # the first may be cut
-        text += more[:-1] if more and more[-1] == "" else more
-    return pl.DataFrame({"line": range(1, len(text) + 1), "text": text}, schema=LINES), first
+        more = more[:-1] if more and more[-1] == "" else more
+    return first, more
 
 
-def _identify(source: Source, ends: Ends, parsed: parse.Parsed, head_lines: list[str], zones: TimeZones) -> SourceInfo:
-    tables, head = parsed.tables, ends.head
-    identity = file_identity(source.label, source.name, tables["header"], session_values(head_lines[:HEAD_LINES]))
-    info = identify_file(source.label, source.name, tables["header"], tables["messages"])
-    trace_file = tables["header"].filter(pl.col("kind") == "trace_file")["value"]
-    db, path_host = adr_db(source.label)
-    if db is None and len(trace_file):
-        db = adr_db(str(trace_file[0]))[0]
-    host = info.host if info.host and not info.host.startswith("instance:") else path_host
-    host = host.split(".")[0] if host else None
-    module = _MODULE.search(head.decode("utf-8", "replace"))
-    peer = module["host"].split(".")[0] if module and info.role == Role.STANDBY else None
-    stamps = pl.concat([tables[name].select("local") for name in ("adr", "krs")])
-    offsets = tables["adr"]["utc_offset_min"].drop_nulls()
+def _info(source: Source, ends: Ends, found: EndsIdentity, zones: TimeZones) -> SourceInfo:
+    info, identity = found.info, found.identity
+    host = info.host.split(".")[0] if info.host and not info.host.startswith("instance:") else None
     zone: Zone
-    if len(offsets):
-        zone, known = int(offsets[0]), True
+    if found.utc_offset_min is not None:
+        zone, known = found.utc_offset_min, True
     else:
         zone, where = zones.for_host(host)
         known = not where.startswith("assumed")
-    first_at = last_at = None
-    if stamps.height:
-        low, high = stamps["local"].min(), stamps["local"].max()
-        assert isinstance(low, datetime) and isinstance(high, datetime)
-        first_at = value_to_utc(low, zone).isoformat()  # an IANA zone: the offset of that date
-        last_at = value_to_utc(high, zone).isoformat()
+    # an IANA zone: the offset of that date
+    first_at = value_to_utc(found.first_local, zone).isoformat() if found.first_local else None
+    last_at = value_to_utc(found.last_local, zone).isoformat() if found.last_local else None
     return SourceInfo(
         label=source.label,
         path=file_of(source.label),
@@ -229,8 +178,8 @@ def _identify(source: Source, ends: Ends, parsed: parse.Parsed, head_lines: list
         process=info.process,
         instance=info.instance,
         host=host,
-        db=db,
-        peer_host=peer,
+        db=identity.db,
+        peer_host=identity.client_host,
         first_at=first_at,
         last_at=last_at,
         zone_known=known,

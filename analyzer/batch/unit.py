@@ -15,7 +15,7 @@ from datetime import date
 
 import polars as pl
 
-from analyzer.api import FileResult, analyze_files, discover, read_files
+from analyzer.api import FileResult, Source, analyze_files, discover, read_files
 from analyzer.base.errors import AnalyzerError
 from analyzer.base.schemas import CLOCK, UNMATCHED, WARNINGS, WRITES, empty
 from analyzer.base.spill import spill_directory
@@ -25,7 +25,6 @@ from analyzer.batch.daily import daily_table
 from analyzer.batch.plan import Unit
 from analyzer.batch.probe import SourceInfo
 from analyzer.batch.schemas import CLOCK_FILE, FILES_FILE, UNMATCHED_FILE, WARNINGS_FILE, WRITES_FILE
-from analyzer.inputs.sources import Source
 
 GONE = "the file is no longer where the manifest recorded it: not read"
 

@@ -16,6 +16,7 @@ import polars as pl
 from analyzer.base.schemas import ALERT_ENTRIES, DESTINATIONS, empty
 from analyzer.base.vocab import FileKind, Transport
 from analyzer.match.transport import Destination
+from analyzer.parse.identify import adr_location
 from analyzer.reduce.results import FileResult
 
 #: `log_archive_dest_2`, `log_archive_dest_state_2`
@@ -53,8 +54,7 @@ def _database(f: FileResult) -> str | None:
     named = f.reduced.alert.filter((pl.col("kind") == "parameter") & (pl.col("key") == "db_unique_name"))
     if named.height:
         return _unquoted(named["detail"][-1]).lower() or None
-    found = re.search(r"diag[/\\]rdbms[/\\]([^/\\]+)[/\\]", f.source.label)
-    return found[1].lower() if found else None
+    return adr_location(f.source.label)[0]
 
 
 def _unquoted(value: str | None) -> str:

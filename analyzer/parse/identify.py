@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 import polars as pl
 
@@ -21,7 +22,7 @@ from analyzer.base.errors import AnalyzerError
 from analyzer.base.schemas import LINES
 from analyzer.base.vocab import ALERT_LOG_NAME, CLIENT_KINDS, SERVER_KINDS, Duty, FileKind, Role, Transport
 from analyzer.inputs.sources import Source
-from analyzer.parse.families import parse_chunk
+from analyzer.parse.families import parse_chunk, parse_files
 from analyzer.parse.lines import ReadStats, read_lines
 
 #: process name -> role (primary senders and log writers; standby receivers)
@@ -32,13 +33,15 @@ _NAME = re.compile(
     r"^(?P<sid>.+?)_(?P<pname>lgwr|lg\d\d|nss\d+|nsa\d+|lns\d*|tt\d\d|rfs|arc\d+|ora|[a-z]{3,4}\d?)_(?P<pid>\d+)(?:_[^.]*)?\.trc$",
     re.IGNORECASE,
 )
-#: `.../<host>[/<YYYY-MM-DD>]/diag/rdbms/<db>/<sid>/trace/<file>` (ADR layout inside TFA collections,
-#: and archive shares that keep a copy of the trace directory per day)
+#: `[.../<host>[/<YYYY-MM-DD>...]]/diag/rdbms/<db>/<sid>/trace/<file>`: the ADR layout, in a path, an archive
+#: member's name (after `!`) or the `Trace file` line; inside TFA collections the folder above `diag`
+#: names the host, and archive shares keep a copy of the trace directory per day (`2024-10-22`, `20241022`)
 _ADR_PATH = re.compile(
-    r"(?:^|[/!\\])(?P<host>[^/!\\]+)[/\\](?:\d{4}-\d\d-\d\d[/\\])?diag[/\\]rdbms[/\\](?P<db>[^/\\]+)[/\\](?P<sid>[^/\\]+)[/\\]trace[/\\]"
+    r"(?:^|[/!\\])(?:(?!\d{4}-?\d\d-?\d\d[/\\])(?P<host>[^/!\\]+)[/\\](?:\d{4}-?\d\d-?\d\d[/\\])*)?"
+    r"diag[/\\]rdbms[/\\](?P<db>[^/!\\]+)[/\\](?P<sid>[^/!\\]+)[/\\]trace[/\\]"
 )
-#: the ADR part of a path alone (the `Trace file` line: `/u01/app/oracle/diag/rdbms/<db>/<sid>/trace/...`)
-_ADR_DB = re.compile(r"[/\\]diag[/\\]rdbms[/\\](?P<db>[^/\\]+)[/\\](?P<sid>[^/\\]+)[/\\]trace[/\\]")
+#: folders above `diag` that are an Oracle base, not a host (`/u01/app/oracle/diag/...`)
+NOT_HOSTS = frozenset({"u01", "u02", "app", "oracle", "opt"})
 #: senders and receivers by process name; LGWR ships redo itself only in old releases (LGWR SYNC)
 SENDER_PROCESSES = re.compile(r"^(NSS\d+|NSA\d+|LNS\d*|TT\d\d)$")
 LOG_WRITERS = re.compile(r"^(LGWR|LG\d\d)$")
@@ -132,11 +135,11 @@ def _thread(header: _Header) -> int | None:
 def _host(label: str, header: _Header, instance: str | None, evidence: list[str], from_header: str) -> str | None:
     """A file's host: `Node name:`, else the ADR path's host folder, else its instance stands in (evidence noted)."""
     host = header.value("Node name")
-    adr = _ADR_PATH.search(label)
+    adr_host = adr_location(label)[1]
     if host:
         evidence.append(from_header)
-    elif adr and adr["host"].lower() not in {"u01", "u02", "app", "oracle", "opt"}:
-        host = adr["host"]
+    elif adr_host:
+        host = adr_host
         evidence.append("host from ADR path")
     elif instance:
         host = f"instance:{instance}"
@@ -162,6 +165,17 @@ def _alert_log(label: str, name: str, header: _Header) -> FileInfo:
         evidence="; ".join(evidence),
         kind=FileKind.ALERT_LOG,
     )
+
+
+def adr_location(path: str) -> tuple[str | None, str | None]:
+    """(db_unique_name in lower case, host) from a path in the ADR layout (`_ADR_PATH`): the host is
+    the folder above `diag` (dated folders between them skipped), None when it is an Oracle base
+    (NOT_HOSTS) or there is none; (None, None) for a path outside the ADR layout."""
+    found = _ADR_PATH.search(path)
+    if not found:
+        return None, None
+    host = found["host"]
+    return found["db"].lower(), host if host and host.lower() not in NOT_HOSTS else None
 
 
 def identify_file(label: str, name: str, header: pl.DataFrame, messages: pl.DataFrame) -> FileInfo:
@@ -275,12 +289,12 @@ def _database(label: str, header: _Header) -> tuple[str | None, str]:
     if named and named.strip():
         return named.strip().lower(), "db_unique_name from header"
     trace_file = header.of_kind("trace_file")
-    found = _ADR_DB.search(trace_file[0]) if trace_file else None
-    if found:
-        return found["db"].lower(), "db_unique_name from the Trace file path"
-    found = _ADR_PATH.search(label)
-    if found:
-        return found["db"].lower(), "db_unique_name from the file's ADR location"
+    db = adr_location(trace_file[0])[0] if trace_file else None
+    if db:
+        return db, "db_unique_name from the Trace file path"
+    db = adr_location(label)[0]
+    if db:
+        return db, "db_unique_name from the file's ADR location"
     return None, "db_unique_name unknown"
 
 
@@ -327,8 +341,7 @@ def with_content(identity: FileIdentity, info: FileInfo, messages: int) -> FileI
 
 def identity_from_head(label: str, name: str, head: Sequence[str]) -> FileIdentity:
     """A file's identity from its first lines (header and first session block) and its path."""
-    lines = pl.DataFrame({"line": range(1, len(head) + 1), "text": list(head)}, schema=LINES)
-    parsed, _ = parse_chunk(lines, in_header=False)
+    parsed, _ = parse_chunk(_numbered(head), in_header=False)
     return file_identity(label, name, parsed.tables["header"], session_values(head[:HEAD_LINES]))
 
 
@@ -347,4 +360,56 @@ def read_identity(source: Source) -> FileIdentity:
     identity = identity_from_head(source.label, source.name, head)
     return (
         replace(identity, evidence=f"{identity.evidence}; head unreadable: {stats.error}") if stats.error else identity
+    )
+
+
+# ---------------------------------------------------------------------------- identity from both ends
+@dataclass(frozen=True)
+class EndsIdentity:
+    """What a file's first and last lines tell (`identify_ends`): what it is, and its time span."""
+
+    info: FileInfo
+    identity: FileIdentity
+    #: its first and last time stamp, as written (no zone)
+    first_local: datetime | None
+    last_local: datetime | None
+    #: the UTC offset of its first ISO ADR line (minutes), None when its stamps carry no zone
+    utc_offset_min: int | None
+
+
+def identify_ends(files: Sequence[tuple[str, str, Sequence[str], Sequence[str]]]) -> list[EndsIdentity]:
+    """Each (label, base name, first lines, last lines) file identified from its two ends alone, as
+    the analysis identifies it (`identify_file`, `file_identity`), with the span of its stamps (an
+    alert log's are its time lines). The ends of all traces are parsed together, and those of all
+    alert logs (`parse_files`): a parse costs a few hundred polars queries however few its lines,
+    and a nightly share holds hundreds of files, so they pay it once, not once per file."""
+    alert = [FileKind.of(name) is FileKind.ALERT_LOG for _, name, _, _ in files]
+    frames = [_numbered([*head, *tail]) for _, _, head, tail in files]
+    parsed = {
+        log: iter(parse_files([f for f, is_log in zip(frames, alert, strict=True) if is_log == log], alert=log))
+        for log in (False, True)
+    }
+    return [
+        _from_ends(label, name, head, next(parsed[log]).tables)
+        for (label, name, head, _), log in zip(files, alert, strict=True)
+    ]
+
+
+def _numbered(text: Sequence[str]) -> pl.DataFrame:
+    return pl.DataFrame({"line": range(1, len(text) + 1), "text": list(text)}, schema=LINES)
+
+
+def _from_ends(label: str, name: str, head: Sequence[str], tables: dict[str, pl.DataFrame]) -> EndsIdentity:
+    identity = file_identity(label, name, tables["header"], session_values(head[:HEAD_LINES]))
+    stamps = pl.concat([tables[table].select("local") for table in ("adr", "krs")])
+    offsets = tables["adr"]["utc_offset_min"].drop_nulls()
+    low, high = (stamps["local"].min(), stamps["local"].max()) if stamps.height else (None, None)
+    assert low is None or isinstance(low, datetime)
+    assert high is None or isinstance(high, datetime)
+    return EndsIdentity(
+        info=identify_file(label, name, tables["header"], tables["messages"]),
+        identity=identity,
+        first_local=low,
+        last_local=high,
+        utc_offset_min=int(offsets[0]) if len(offsets) else None,
     )

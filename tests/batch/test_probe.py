@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.base.zones import TimeZones
-from analyzer.batch.probe import ProbeError, SourceInfo, adr_db, identify_all, probe, read_ends
+from analyzer.batch.probe import ProbeError, SourceInfo, identify_all, probe, read_ends
 from analyzer.inputs.sources import discover
 
 
@@ -18,20 +18,6 @@ def _probe(path: Path, zones: TimeZones | None = None) -> SourceInfo:
     sources, _ = discover([str(path)], dedupe=False)
     assert len(sources) == 1
     return probe(sources[0], zones or TimeZones())
-
-
-@pytest.mark.parametrize(
-    ("path", "expected"),
-    [
-        ("/arch/findb01/2024-10-22/diag/rdbms/fin/fin1/trace/fin1_nss2_1.trc", ("fin", "findb01")),
-        ("/arch/findb01/20241022/diag/rdbms/fin/fin1/trace/fin1_nss2_1.trc", ("fin", "findb01")),
-        ("/u01/app/oracle/diag/rdbms/findr/findr1/trace/findr1_rfs_2.trc", ("findr", None)),
-        ("upload.zip!node1/diag/rdbms/sales/sales1/trace/x.trc", ("sales", "node1")),
-        ("loose.trc", (None, None)),
-    ],
-)
-def test_adr_path(path: str, expected: tuple[str | None, str | None]) -> None:
-    assert adr_db(path) == expected
 
 
 def test_rfs_and_sender_identity(one_day: Path) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from datetime import datetime
 
 import polars as pl
+import pytest
 
 from analyzer.base.errors import CorruptInput
 from analyzer.base.schemas import HEADER, empty
@@ -14,7 +16,9 @@ from analyzer.inputs.sources import Source
 from analyzer.parse.identify import (
     HEAD_BYTES,
     FileIdentity,
+    adr_location,
     duty_of,
+    identify_ends,
     identify_file,
     identity_from_head,
     read_identity,
@@ -154,6 +158,55 @@ def test_without_a_head_the_location_tells_the_database_and_day_directories_are_
     )
     assert identity_from_head("x.trc", "x.trc", []).db is None
     assert duty_of("LGWR") is Duty.LOG_WRITER and duty_of("LNS1") is Duty.SENDER and duty_of(None) is Duty.OTHER
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/arch/findb01/2024-10-22/diag/rdbms/fin/fin1/trace/fin1_nss2_1.trc", ("fin", "findb01")),
+        ("/arch/findb01/20241022/diag/rdbms/fin/fin1/trace/fin1_nss2_1.trc", ("fin", "findb01")),
+        ("/u01/app/oracle/diag/rdbms/findr/findr1/trace/findr1_rfs_2.trc", ("findr", None)),
+        ("upload.zip!node1/diag/rdbms/sales/sales1/trace/x.trc", ("sales", "node1")),
+        ("C:\\app\\oracle\\diag\\rdbms\\SALES\\sales1\\trace\\x.trc", ("sales", None)),
+        ("2024-10-22/diag/rdbms/hr/hr1/trace/hr1_nss2_1.trc", ("hr", None)),
+        ("diag/rdbms/hr/hr1/incident/incdir_1/hr1_ora_1_i1.trc", (None, None)),
+        ("loose.trc", (None, None)),
+    ],
+)
+def test_the_adr_location_names_the_database_and_the_host_above_diag(
+    path: str, expected: tuple[str | None, str | None]
+) -> None:
+    """One reading of the ADR layout for the analysis and the batch probe: dated folders skipped, an
+    Oracle base is no host, the database in lower case."""
+    assert adr_location(path) == expected
+
+
+def test_the_ends_of_a_file_tell_what_its_head_tells_and_its_span() -> None:
+    """`identify_ends`: identity as from the head alone, the role from the messages, the first and last
+    stamps as written and the zone of the first ISO line; an alert log's stamps are its time lines."""
+    tail = [
+        "*** 2024-10-22T18:02:00.500000+00:00",
+        "... Server finished processing SQLNET data [krsr_rfs_dsp] oper='Write' flag=1 thrd=2 seq=3221 msgid=9",
+    ]
+    alert = [
+        "2024-10-22T16:00:00.000000+02:00",
+        "Starting ORACLE instance (normal)",
+        "2024-10-22T17:00:00.000000+02:00",
+    ]
+    rfs, log = identify_ends(
+        [
+            ("upload.zip!salesdr1_rfs_7026.trc", "salesdr1_rfs_7026.trc", HEAD_19C, tail),
+            ("stby01/diag/rdbms/salesdr/salesdr1/trace/alert_salesdr1.log", "alert_salesdr1.log", alert, []),
+        ]
+    )
+    assert rfs.identity == identity_from_head("upload.zip!salesdr1_rfs_7026.trc", "salesdr1_rfs_7026.trc", HEAD_19C)
+    assert (rfs.info.role, rfs.info.host, rfs.utc_offset_min) == (Role.STANDBY, "STBY01.dbnet.example", 0)
+    assert (rfs.first_local, rfs.last_local) == (
+        datetime(2024, 10, 22, 16, 18, 47, 223722),
+        datetime(2024, 10, 22, 18, 2, 0, 500000),
+    )
+    assert (log.identity.db, log.info.instance, log.utc_offset_min) == ("salesdr", "salesdr1", 120)
+    assert (log.first_local, log.last_local) == (datetime(2024, 10, 22, 16), datetime(2024, 10, 22, 17))
 
 
 def test_a_foreground_session_module_is_no_client() -> None:
