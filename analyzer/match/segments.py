@@ -16,7 +16,7 @@ from analyzer.base.schemas import CAT, EXCHANGES, LGWR_LINES, PIECE_KEYS, UNMATC
 from analyzer.base.spill import IN_MEMORY, INDEX, STREAM_ROWS
 from analyzer.base.vocab import Role
 from analyzer.reduce.pairing import converted, pair_events, unpaired_reason, wait_columns, wait_sums
-from analyzer.reduce.reducer import NARROW, Exchanges
+from analyzer.reduce.reduced import NARROW, Exchanges
 from analyzer.reduce.results import FileResult
 
 #: a file's place in its process: (process number, rank of the file among that process's segments)

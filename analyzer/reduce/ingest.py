@@ -29,7 +29,8 @@ from analyzer.parse import families as parse
 from analyzer.parse.identify import HEAD_LINES, file_identity, session_values, with_content
 from analyzer.parse.lines import CHUNK_BYTES, CHUNK_LINES, ReadStats, read_lines
 from analyzer.reduce.placement import PlacementTally
-from analyzer.reduce.reducer import ReducedFile, reduce_file
+from analyzer.reduce.reduced import ReducedFile
+from analyzer.reduce.reducer import reduce_file
 from analyzer.reduce.results import FileResult, ProgressHook
 from analyzer.reduce.together import reduce_files
 

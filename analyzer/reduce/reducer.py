@@ -30,20 +30,17 @@ from analyzer.base.schemas import (
     ANCHORS,
     BOUNDARY_WAITS,
     CAT,
-    EXCHANGES,
     KRS,
     LAZY_ENGINE,
     MESSAGES,
     PENDING,
     STAMPED,
     UNMATCHED,
-    UTC,
     WAITS,
-    ZONE_LINES,
     collect_rows,
     empty,
 )
-from analyzer.base.spill import IN_MEMORY, INDEX, Piece, Spill
+from analyzer.base.spill import IN_MEMORY, Piece, Spill
 from analyzer.base.units import format_offset
 from analyzer.base.vocab import BACKWARD_KINDS, OPENING_KINDS, SERVER_KINDS, MessageKind
 from analyzer.base.zones import TimeZones, Zone, to_utc, utc_columns, value_to_utc, zone_lines
@@ -51,7 +48,8 @@ from analyzer.parse.families import TABLES, Parsed, empty_parsed
 from analyzer.parse.identify import FileInfo, identify_file
 from analyzer.parse.processes import Streams
 from analyzer.parse.tim import TimClock, anchor_rows, read_tim
-from analyzer.reduce.pairing import Paired, converted, no_sums, pair_events, span_sums, wait_sums
+from analyzer.reduce.pairing import Paired, no_sums, pair_events, span_sums, wait_sums
+from analyzer.reduce.reduced import Exchanges, FileClock, ReducedFile
 from analyzer.reduce.stamping import associated
 
 #: columns of a message that its exchange keeps, as a_<column> (opening) and b_<column> (closing)
@@ -62,85 +60,6 @@ KEPT_TABLES = ("unparsed", "header", "markers", "lgwr", "alert")
 HEAD_WAITS = 10_000
 #: at most this many waits are carried for a write left open at the end of a chunk
 CARRY_WAITS = 100_000
-#: the exchange columns that find match candidates (`Exchanges.load(narrow=True)`)
-NARROW = ["file", "stream", "thread", "seq", "msgid", "oper", "client", "a_at"]
-#: the columns of a piece NARROW is made of
-RAW_NARROW = ["stream", "thread", "seq", "msgid", "oper", "client", "a_local", "a_zkey"]
-
-
-@dataclass(frozen=True)
-class Exchanges:
-    """A file's exchanges as its chunks left them (pieces, in memory or spilled), and what turns
-    them into rows of schema EXCHANGES: the file's label, zones and tim clock."""
-
-    pieces: tuple[Piece, ...]
-    label: str = ""
-    #: the file's ISO ADR lines (see `zone_lines`) and the offset used without them
-    zones: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ZONE_LINES))
-    fallback_min: Zone = 0
-    tim: TimClock = field(default_factory=lambda: TimClock("none"))
-    #: the pieces already have schema EXCHANGES (writes paired across the segments of a process)
-    finished: bool = False
-
-    @property
-    def rows(self) -> int:
-        """How many exchanges."""
-        return sum(piece.rows for piece in self.pieces)
-
-    def raw(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
-        """One piece's rows as the chunks left them (see `load`), unconverted."""
-        raw = piece.load(RAW_NARROW if narrow and not self.finished else None)
-        if keys is not None and not _within(piece.keys, keys):
-            raw = raw.join(keys, on=INDEX, how="semi", nulls_equal=True)
-        return raw
-
-    def load(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
-        """One piece as EXCHANGES rows, only those of the (thread, seq) in `keys` when given;
-        `narrow`: only the columns that find candidates (NARROW), the rest left unconverted."""
-        raw = self.raw(piece, keys, narrow=narrow)
-        if self.finished:
-            return raw.select(NARROW) if narrow else raw
-        if not raw.height:
-            return empty(EXCHANGES).select(NARROW) if narrow else empty(EXCHANGES)
-        times = {"a_at": ("a_local", "a_zkey")} | ({} if narrow else {"b_at": ("b_local", "b_zkey")})
-        out = utc_columns(raw, times, self.zones, self.fallback_min).with_columns(file=pl.lit(self.label, CAT))
-        return converted(out, NARROW if narrow else None, self.tim.factor, self.tim.offset_us)
-
-    def collect(self) -> pl.DataFrame:
-        """All the exchanges (schema EXCHANGES)."""
-        frames = [self.load(piece) for piece in self.pieces]
-        return pl.concat(frames) if frames else empty(EXCHANGES)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReducedFile:
-    """A file after the reduce stage: what it is, and the writes it saw on its host."""
-
-    info: FileInfo
-    #: writes paired inside the file (`Exchanges.collect()` gives them with schema EXCHANGES;
-    #: pieces spilled by `analyzer.api.analyze` are gone once it returns)
-    exchanges: Exchanges
-    #: messages whose partner may be in another segment of the process (schema PENDING)
-    pending: pl.DataFrame
-    #: RFS waits no write of the file took (schema BOUNDARY_WAITS)
-    boundary_waits: pl.DataFrame
-    #: messages that can never pair, with the reason (schema UNMATCHED, `side` still null)
-    unmatched: pl.DataFrame
-    lgwr: pl.DataFrame
-    zone: str
-    first_at: datetime | None
-    last_at: datetime | None
-    #: how the file's 10046 tim maps to UTC
-    tim: TimClock = field(default_factory=lambda: TimClock("none"))
-    #: 16410 messages and WAIT lines read
-    messages: int = 0
-    waits: int = 0
-    #: redo threads of the file's messages, in order of appearance
-    threads: tuple[int, ...] = ()
-    #: pids of the processes of a trcsess file, each its own stream (empty for one process's trace)
-    processes: tuple[int, ...] = ()
-    #: an alert log's entries with their UTC time `at` (schema ALERT plus `at`; empty for a trace)
-    alert: pl.DataFrame = field(default_factory=lambda: empty(ALERT).with_columns(at=pl.lit(None, UTC)))
 
 
 def stamped_events(
@@ -166,39 +85,107 @@ def stamped_events(
     return query.cast(STAMPED).collect(engine=LAZY_ENGINE)
 
 
-def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
-    """Every (thread, seq) a piece holds is among `keys` (then no row needs to be filtered out)."""
-    return held.join(keys, on=INDEX, how="anti", nulls_equal=True).height == 0
+@dataclass
+class _HeldBack:
+    """A chunk's last message when it takes the stamp after it, and the stamps after the last message:
+    they are stamped with the next chunk (`_hold_back`)."""
+
+    messages: pl.DataFrame = field(default_factory=lambda: empty(MESSAGES))
+    krs: pl.DataFrame = field(default_factory=lambda: empty(KRS))
+
+    def settled(self, messages: pl.DataFrame, krs: pl.DataFrame, *, last: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """A chunk's (messages, stamps) after those held back: what can be stamped now; the rest is
+        held back again (nothing when `last`)."""
+        messages, krs = pl.concat([self.messages, messages]), pl.concat([self.krs, krs])
+        if last:
+            self.messages, self.krs = self.messages.clear(), self.krs.clear()
+            return messages, krs
+        messages, krs, self.messages, self.krs = _hold_back(messages, krs)
+        return messages, krs
+
+    def release(self) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+        """What is held back, now that no chunk follows (None when nothing is)."""
+        if not self.messages.height and not self.krs.height:
+            return None
+        held = self.messages, self.krs
+        self.messages, self.krs = self.messages.clear(), self.krs.clear()
+        return held
+
+
+@dataclass
+class _Seen:
+    """What a file's messages and waits tell as they come: the kinds of its messages (its role), its
+    redo threads in order of appearance, how many messages and waits."""
+
+    kinds: set[str] = field(default_factory=set)
+    threads: dict[int, None] = field(default_factory=dict)
+    messages: int = 0
+    waits: int = 0
+
+    def kinds_frame(self) -> pl.DataFrame:
+        return pl.DataFrame({"kind": sorted(self.kinds)}, schema={"kind": pl.String})
+
+
+@dataclass
+class _ClockEvidence:
+    """What a file's stamps tell of its clock, chunk by chunk: their span (local times), the tim anchors
+    (`anchor_rows`) and the ADR line still waiting for its anchor in the next chunk."""
+
+    anchors: list[pl.DataFrame] = field(default_factory=list)
+    pending_adr: pl.DataFrame = field(default_factory=lambda: empty(ADR).drop("digits"))
+    low: datetime | None = None
+    high: datetime | None = None
+
+    def add(self, adr: pl.DataFrame, krs: pl.DataFrame, waits: pl.DataFrame) -> None:
+        for times in (adr["local"], krs["local"]):
+            low, high = times.min(), times.max()
+            if isinstance(low, datetime) and (self.low is None or low < self.low):
+                self.low = low
+            if isinstance(high, datetime) and (self.high is None or high > self.high):
+                self.high = high
+        anchors, self.pending_adr = anchor_rows(
+            waits, pl.concat([self.pending_adr, adr.select(self.pending_adr.columns)])
+        )
+        self.anchors.append(anchors)
+
+    def clock(self, host: str | None, adr: pl.DataFrame, zones: TimeZones, has_waits: bool) -> FileClock:
+        """The file's clock: its ISO ADR lines, else `--tz` for its host, else the zone its epoch tim
+        tells (`read_tim`), else UTC assumed; its tim anchored in that zone."""
+        lines = zone_lines(adr)
+        fallback, source = zones.for_host(host)
+        assumed = source.startswith("assumed") and not lines.height
+        anchors = pl.concat(self.anchors) if self.anchors else empty(ANCHORS)
+        tim = read_tim(anchors, has_waits, fallback, zone_known=not assumed)
+        if assumed and tim.inferred_zone_min is not None:
+            fallback, source = (
+                tim.inferred_zone_min,
+                f"inferred from epoch tim ({format_offset(tim.inferred_zone_min)})",
+            )
+        return FileClock(lines, fallback, "ISO ADR lines of the file" if lines.height else source, tim)
 
 
 @dataclass
 class FileReducer:
     """Reduces the parsed chunks of one file, in order, to its exchanges (see `reduce_file`)."""
 
+    #: the line accounting, and the parse tables kept whole (KEPT_TABLES, and the ADR lines until the end)
     parsed: Parsed = field(default_factory=empty_parsed)
     kept: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {name: [] for name in (*KEPT_TABLES, "adr")})
     streams: Streams = field(default_factory=Streams)
+    held: _HeldBack = field(default_factory=_HeldBack)
     #: opening messages still waiting for their closing one (STAMPED)
     carry: pl.DataFrame = field(default_factory=lambda: empty(STAMPED))
-    #: the chunk's last message when it takes the stamp after it, and the stamps after the last
-    #: message: they are stamped with the next chunk (see `_hold_back`)
-    held: pl.DataFrame = field(default_factory=lambda: empty(MESSAGES))
-    held_krs: pl.DataFrame = field(default_factory=lambda: empty(KRS))
-    #: waits after the last, still open, `Server received`
+    #: waits after the last, still open, `Server received`; and those before the file's first message
     carry_waits: pl.DataFrame = field(default_factory=lambda: _stream_waits(empty(WAITS), pl.lit(1, pl.Int64)))
     head_waits: pl.DataFrame | None = None
+    #: what pairing gave: the exchanges (pieces in `spill`), closing messages waiting for an opening
+    #: one of another segment, and the messages that can never pair
     spill: Spill = IN_MEMORY
     exchanges: list[Piece] = field(default_factory=list)
     closes: list[pl.DataFrame] = field(default_factory=list)
     unpairable: list[pl.DataFrame] = field(default_factory=list)
-    anchors: list[pl.DataFrame] = field(default_factory=list)
-    pending_adr: pl.DataFrame = field(default_factory=lambda: empty(ADR).drop("digits"))
-    kinds: set[str] = field(default_factory=set)
-    threads: dict[int, None] = field(default_factory=dict)
-    messages: int = 0
-    waits: int = 0
-    local_min: datetime | None = None
-    local_max: datetime | None = None
+    seen: _Seen = field(default_factory=_Seen)
+    evidence: _ClockEvidence = field(default_factory=_ClockEvidence)
 
     def add(self, part: Parsed, *, last: bool = False) -> None:
         """Reduce one chunk: keep its small tables, pair its messages, sum its RFS waits.
@@ -218,17 +205,9 @@ class FileReducer:
                 frames.append(t[name])
         self.streams.add(t["header"], t["markers"])
         stream = self.streams.expr()
-        self._span(t["adr"], t["krs"])
-        anchors, self.pending_adr = anchor_rows(
-            t["waits"], pl.concat([self.pending_adr, t["adr"].select(self.pending_adr.columns)])
-        )
-        self.anchors.append(anchors)
-        self.waits += t["waits"].height
-        messages, krs = pl.concat([self.held, t["messages"]]), pl.concat([self.held_krs, t["krs"]])
-        if last:
-            self.held, self.held_krs = self.held.clear(), self.held_krs.clear()
-        else:
-            messages, krs, self.held, self.held_krs = _hold_back(messages, krs)
+        self.evidence.add(t["adr"], t["krs"], t["waits"])
+        self.seen.waits += t["waits"].height
+        messages, krs = self.held.settled(t["messages"], t["krs"], last=last)
         return messages, krs, pl.concat([self.carry_waits, _stream_waits(t["waits"], stream)])
 
     def reduce_chunk(self, messages: pl.DataFrame, krs: pl.DataFrame, waits: pl.DataFrame, stream: pl.Expr) -> None:
@@ -241,7 +220,7 @@ class FileReducer:
     def opening(self, waits: pl.DataFrame, events: pl.DataFrame) -> bool:
         """Keep the waits before the file's first message; whether there is anything to pair (else
         the waits to carry are kept, for a foreground trace or a quiet chunk)."""
-        if self.head_waits is None or not self.messages:
+        if self.head_waits is None or not self.seen.messages:
             self._head(waits, events)
         if not events.height and not self.carry.height:
             self.carry_waits = self._tail(waits, events)
@@ -251,7 +230,7 @@ class FileReducer:
     def settle(self, waits: pl.DataFrame, events: pl.DataFrame, paired: Paired, joined: pl.DataFrame) -> None:
         """Keep what pairing the events gave: the exchanges with their wait sums (`joined`, spilled),
         the messages that cannot pair, and those still waiting for a partner; the waits to carry."""
-        self.messages += events.height
+        self.seen.messages += events.height
         self.unpairable.append(paired.unpairable)
         opens = pl.col("kind").is_in(OPENING_KINDS)
         self.carry = paired.pending.filter(opens)
@@ -264,8 +243,8 @@ class FileReducer:
         if not events.height:
             return events
         # the distinct kinds of the categorical column, then their names: not a name per message
-        self.kinds.update(events["kind"].unique().cast(pl.String).to_list())
-        self.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))
+        self.seen.kinds.update(events["kind"].unique().cast(pl.String).to_list())
+        self.seen.threads.update(dict.fromkeys(events["thread"].unique(maintain_order=True).drop_nulls().to_list()))
         if events["problem"].null_count() < events.height:  # a message without its stamp (rare): set aside
             problems = events.filter(pl.col("problem").is_not_null())
             self.unpairable.append(problems.rename({"problem": "reason"}))
@@ -282,7 +261,7 @@ class FileReducer:
         """Waits to carry (at most CARRY_WAITS): those after a message held back for the next
         chunk, and those after the chunk's last server message when it is a `Server received`
         still waiting for its `Server finished`."""
-        edges: list[int] = [int(self.held["line"][0])] if self.held.height else []
+        edges: list[int] = [int(self.held.messages["line"][0])] if self.held.messages.height else []
         open_recv = self.carry.filter(pl.col("kind") == MessageKind.SERVER_RECV)["ord"].max()
         last = events.filter(pl.col("kind").is_in(SERVER_KINDS))["ord"].max()
         if open_recv is not None and (last is None or open_recv >= last):  # type: ignore[operator]
@@ -291,80 +270,71 @@ class FileReducer:
             return waits.clear()
         return waits.filter(pl.col("ord") > min(edges)).head(CARRY_WAITS)
 
-    def _span(self, adr: pl.DataFrame, krs: pl.DataFrame) -> None:
-        for times in (adr["local"], krs["local"]):
-            low, high = times.min(), times.max()
-            if isinstance(low, datetime) and (self.local_min is None or low < self.local_min):
-                self.local_min = low
-            if isinstance(high, datetime) and (self.local_max is None or high > self.local_max):
-                self.local_max = high
-
     def finish(self, label: str, name: str, zones: TimeZones) -> tuple[ReducedFile, Parsed]:
-        """Apply what the whole file tells: its classification, time zone and tim clock."""
-        if self.held.height or self.held_krs.height:
-            held, held_krs = self.held, self.held_krs
-            self.held, self.held_krs = held.clear(), held_krs.clear()
-            self.reduce_chunk(held, held_krs, self.carry_waits, self.streams.expr())
+        """Apply what the whole file tells: its classification, time zone and tim clock; the parse
+        tables kept whole (KEPT_TABLES) with the line accounting."""
+        held = self.held.release()
+        if held is not None:  # the last chunk's last message, and its stamps
+            self.reduce_chunk(*held, self.carry_waits, self.streams.expr())
         blank = empty_parsed().tables
         kept = {n: pl.concat(frames) if frames else blank[n] for n, frames in self.kept.items()}
-        kinds = pl.DataFrame({"kind": sorted(self.kinds)}, schema={"kind": pl.String})
-        info = identify_file(label, name, kept["header"], kinds)
-        adr = kept["adr"]
-        zl = zone_lines(adr)
-        fallback, source = zones.for_host(info.host)
-        assumed = source.startswith("assumed") and not zl.height
-        anchors = pl.concat(self.anchors) if self.anchors else empty(ANCHORS)
-        tim = read_tim(anchors, self.waits > 0, fallback, zone_known=not assumed)
-        if assumed and tim.inferred_zone_min is not None:
-            fallback, source = (
-                tim.inferred_zone_min,
-                f"inferred from epoch tim ({format_offset(tim.inferred_zone_min)})",
-            )
-        zone = "ISO ADR lines of the file" if zl.height else source
-        file = pl.lit(label, CAT)
-        exchanges = Exchanges(tuple(self.exchanges), label, zl, fallback, tim)
-        pending = utc_columns(pl.concat([self.carry, *self.closes]), {"at": ("local", "zkey")}, zl, fallback)
-        pending = pending.with_columns(file=file).select(*PENDING).cast(PENDING) if pending.height else empty(PENDING)
-        alone = (
-            pl.concat([frame.select(*STAMPED.names()[:-1], "reason") for frame in self.unpairable])
-            if self.unpairable
-            else None
+        info = identify_file(label, name, kept["header"], self.seen.kinds_frame())
+        clock = self.evidence.clock(info.host, kept["adr"], zones, self.seen.waits > 0)
+        slim = Parsed(
+            {n: kept[n] if n in KEPT_TABLES else blank[n] for n in TABLES}, self.parsed.parsed, self.parsed.ignored
         )
-        unmatched = empty(UNMATCHED)
-        if alone is not None and alone.height:
-            alone = utc_columns(alone, {"at": ("local", "zkey")}, zl, fallback).with_columns(
-                file=file, side=pl.lit(None, pl.String)
-            )
-            unmatched = alone.select(UNMATCHED.names()).cast(UNMATCHED).sort("line")
-        boundary = pl.concat(
-            [self.head_waits if self.head_waits is not None else self.carry_waits.clear(), self.carry_waits]
-        )
+        return self._in_utc(label, info, kept, clock), slim
+
+    def _in_utc(self, label: str, info: FileInfo, kept: dict[str, pl.DataFrame], clock: FileClock) -> ReducedFile:
+        """The file in UTC by its clock: exchanges (converted as they are loaded), pending and
+        unpairable messages, boundary waits, log writer lines and alert-log entries, span."""
+        adr, zl, fallback = kept["adr"], clock.zones, clock.fallback
         lgwr = to_utc(_lgwr_times(kept["lgwr"], adr), adr, fallback).with_columns(file=pl.lit(label))
         alert = to_utc(_lgwr_times(kept["alert"], adr), adr, fallback).select(*ALERT.names(), "at")
-        first_at, last_at = _span(self.local_min, self.local_max, zl, fallback)
-        tables = ReducedFile(
+        first_at, last_at = _span(self.evidence.low, self.evidence.high, zl, fallback)
+        return ReducedFile(
             info=info,
-            exchanges=exchanges,
-            pending=pending,
-            boundary_waits=_boundary_waits(boundary, tim),
-            unmatched=unmatched,
+            exchanges=Exchanges(tuple(self.exchanges), label, zl, fallback, clock.tim),
+            pending=self._pending(label, clock),
+            boundary_waits=_boundary_waits(self._boundary(), clock.tim),
+            unmatched=self._unmatched(label, clock),
             lgwr=lgwr,
-            zone=zone,
+            zone=clock.source,
             first_at=first_at,
             last_at=last_at,
-            tim=tim,
-            messages=self.messages,
-            waits=self.waits,
-            threads=tuple(self.threads),
+            tim=clock.tim,
+            messages=self.seen.messages,
+            waits=self.seen.waits,
+            threads=tuple(self.seen.threads),
             processes=self.streams.processes,
             alert=alert,
         )
-        slim = Parsed(
-            {n: kept[n] if n in KEPT_TABLES else blank[n] for n in TABLES},
-            self.parsed.parsed,
-            self.parsed.ignored,
+
+    def _pending(self, label: str, clock: FileClock) -> pl.DataFrame:
+        """The messages whose partner may be in another segment of the process (schema PENDING)."""
+        pending = utc_columns(
+            pl.concat([self.carry, *self.closes]), {"at": ("local", "zkey")}, clock.zones, clock.fallback
         )
-        return tables, slim
+        if not pending.height:
+            return empty(PENDING)
+        return pending.with_columns(file=pl.lit(label, CAT)).select(*PENDING).cast(PENDING)
+
+    def _unmatched(self, label: str, clock: FileClock) -> pl.DataFrame:
+        """The messages that can never pair, with the reason (schema UNMATCHED, `side` null)."""
+        if not self.unpairable:
+            return empty(UNMATCHED)
+        alone = pl.concat([frame.select(*STAMPED.names()[:-1], "reason") for frame in self.unpairable])
+        if not alone.height:
+            return empty(UNMATCHED)
+        alone = utc_columns(alone, {"at": ("local", "zkey")}, clock.zones, clock.fallback).with_columns(
+            file=pl.lit(label, CAT), side=pl.lit(None, pl.String)
+        )
+        return alone.select(UNMATCHED.names()).cast(UNMATCHED).sort("line")
+
+    def _boundary(self) -> pl.DataFrame:
+        """The waits no write of the file took: before its first message, after its last open one."""
+        head = self.head_waits if self.head_waits is not None else self.carry_waits.clear()
+        return pl.concat([head, self.carry_waits])
 
 
 def reduce_file(

@@ -20,7 +20,7 @@ from analyzer.parse.families import FAMILIES, Parsed
 from analyzer.parse.identify import FileIdentity
 from analyzer.parse.lines import ReadStats
 from analyzer.reduce.placement import WaitPlacement
-from analyzer.reduce.reducer import ReducedFile
+from analyzer.reduce.reduced import ReducedFile
 
 #: a write is slow when its total reaches this (ms)
 DEFAULT_THRESHOLD_MS = 100.0

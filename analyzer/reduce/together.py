@@ -23,7 +23,8 @@ from analyzer.base.spill import IN_MEMORY, Spill
 from analyzer.base.zones import TimeZones
 from analyzer.parse.families import Parsed
 from analyzer.reduce.pairing import Paired, pair_events
-from analyzer.reduce.reducer import PAYLOAD, FileReducer, ReducedFile, stamped_events, with_sums
+from analyzer.reduce.reduced import ReducedFile
+from analyzer.reduce.reducer import PAYLOAD, FileReducer, stamped_events, with_sums
 
 #: the column that tells the files of a batch apart (the file's place in it)
 _FILE = "_file"

@@ -13,7 +13,8 @@ from analyzer.base.zones import TimeZones
 from analyzer.parse.families import Parsed, parse_files
 from analyzer.parse.lines import ReadStats, read_lines
 from analyzer.reduce import together as reduce_many
-from analyzer.reduce.reducer import ReducedFile, reduce_file
+from analyzer.reduce.reduced import ReducedFile
+from analyzer.reduce.reducer import reduce_file
 from analyzer.reduce.together import reduce_files
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
