@@ -198,14 +198,17 @@ def assumed_zones(files: Sequence[tuple[str | None, frozenset[Zone] | None]]) ->
     return out
 
 
-def local_to_utc(local: pl.Expr, zone: Zone) -> pl.Expr:
-    """A naive local datetime expression in `zone` -> UTC (`Datetime(us, UTC)`).
+def local_to_utc(local: pl.Expr, zone: Zone | pl.Expr) -> pl.Expr:
+    """A naive local datetime expression in `zone` -> UTC (`Datetime(us, UTC)`): the one conversion of
+    local times to UTC. `zone`: minutes east of UTC, an IANA zone name, or an expression of minutes (each
+    row its own offset: the ISO ADR line before it, or its file's zone when rows of several files convert
+    at once).
 
     For an IANA zone each value takes the offset of its own date: a time of the repeated hour in
     autumn is read as the first of the two (the earlier), a time in the skipped hour of spring as
     if the clock had not moved yet.
     """
-    if isinstance(zone, int):
+    if isinstance(zone, int | pl.Expr):
         return (local - pl.duration(minutes=zone)).dt.replace_time_zone("UTC")
     at = local.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
     skipped = (local + pl.duration(hours=1)).dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null")
@@ -264,8 +267,7 @@ def utc_columns(
             .sort("_row")
         )
         frame = frame.with_columns(_offset=found["utc_offset_min"].fill_null(first))
-        at = (pl.col(local) - pl.duration(minutes=pl.col("_offset"))).dt.replace_time_zone("UTC")
-        frame = frame.with_columns(at.alias(out)).drop("_offset")
+        frame = frame.with_columns(local_to_utc(pl.col(local), pl.col("_offset")).alias(out)).drop("_offset")
     return frame
 
 

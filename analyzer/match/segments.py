@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import polars as pl
 
 from analyzer.base.schemas import CAT, EXCHANGES, LGWR_LINES, PIECE_KEYS, UNMATCHED, empty, per_row
-from analyzer.base.spill import IN_MEMORY, INDEX, STREAM_ROWS
+from analyzer.base.spill import IN_MEMORY, INDEX, STREAM_ROWS, Piece
 from analyzer.base.vocab import Role
+from analyzer.base.zones import local_to_utc
 from analyzer.reduce.pairing import converted, pair_events, unpaired_reason, wait_columns, wait_sums
-from analyzer.reduce.reduced import NARROW, Exchanges
+from analyzer.reduce.reduced import NARROW, Exchanges, of_keys
 from analyzer.reduce.results import FileResult
 
 #: a file's place in its process: (process number, rank of the file among that process's segments)
@@ -51,11 +52,29 @@ def _in_stream(frame: pl.DataFrame, segment: Segment) -> pl.DataFrame:
 Constants = tuple[int, float, float | None]
 
 
-def _constants(store: Exchanges) -> Constants | None:
+@dataclass(frozen=True)
+class Spanning:
+    """The writes paired across the segments of a process (`side`): one piece in memory of EXCHANGES
+    rows, in UTC already (they were paired from the files' pending messages, in UTC)."""
+
+    pieces: tuple[Piece, ...]
+
+    def load(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
+        """The piece's rows, only those of the (thread, seq) in `keys` when given (`narrow`: NARROW columns)."""
+        rows = of_keys(piece.load(), piece, keys)
+        return rows.select(NARROW) if narrow else rows
+
+
+#: where a side's exchanges are: a file's, or those paired across segments
+Store = Exchanges | Spanning
+
+
+def _constants(store: Store) -> Constants | None:
     """(UTC offset in minutes, tim factor, tim offset) when every row of a file's pieces converts with
     these constants (one offset: at most one among its ISO ADR lines, else a fixed one for its host),
-    else None (an IANA zone, or offsets that change within the file: `Exchanges.load` then)."""
-    if store.finished:
+    else None (an IANA zone, or offsets that change within the file: `Exchanges.load` then; rows in
+    UTC already)."""
+    if not isinstance(store, Exchanges):
         return None
     offsets = store.zones["utc_offset_min"].unique()
     if len(offsets) > 1 or (not len(offsets) and not isinstance(store.fallback_min, int)):
@@ -70,7 +89,7 @@ class Side:
     process share a range), and the side's messages that can never pair."""
 
     client: bool
-    stores: list[tuple[Exchanges, int]]
+    stores: list[tuple[Store, int]]
     unmatched: pl.DataFrame
 
     def index(self) -> pl.DataFrame:
@@ -89,8 +108,9 @@ class Side:
         wanted = index.join(keys, on=INDEX, how="semi", nulls_equal=True).select("store", "piece").unique()
         pieces = [(*self.stores[i], j) for i, j in wanted.sort("store", "piece").iter_rows()]
         constants = [_constants(store) if store.pieces[j].rows < STREAM_ROWS else None for store, _, j in pieces]
-        if len(pieces) > 1 and all(constants):
-            return self._together(pieces, constants, keys, narrow)
+        files = [(store, offset, j) for store, offset, j in pieces if isinstance(store, Exchanges)]
+        if len(pieces) > 1 and all(constants) and len(files) == len(pieces):
+            return self._together(files, constants, keys, narrow)
         frames: list[pl.DataFrame] = []
         for store, offset, j in pieces:
             rows = store.load(store.pieces[j], keys, narrow=narrow).filter(pl.col("client") == self.client)
@@ -120,10 +140,10 @@ class Side:
         rows = pl.concat(raws, how="vertical_relaxed").hstack(beside).filter(pl.col("client") == self.client)
         rows = rows.join(keys, on=INDEX, how="semi", nulls_equal=True, maintain_order="left")
 
-        def utc(local: str) -> pl.Expr:
-            return (pl.col(local) - pl.duration(minutes=pl.col("_minutes"))).dt.replace_time_zone("UTC")
-
-        times = {"a_at": utc("a_local")} | ({} if narrow else {"b_at": utc("b_local")})
+        minutes = pl.col("_minutes")
+        times = {"a_at": local_to_utc(pl.col("a_local"), minutes)}
+        if not narrow:
+            times["b_at"] = local_to_utc(pl.col("b_local"), minutes)
         out = rows.with_columns(**times, file=pl.col("_file").cast(CAT), stream=pl.col("stream") + pl.col("_stream"))
         return converted(out, NARROW if narrow else None, pl.col("_factor"), pl.col("_offset_us"))
 
@@ -139,7 +159,9 @@ def side(files: list[FileResult], role: Role, segments: dict[str, Segment]) -> S
     a process paired from the files' pending messages, and that side's unmatched messages."""
     client = role is Role.PRIMARY
     members = [f for f in files if f.reduced.info.role == role]
-    stores = [(f.reduced.exchanges, segments[f.source.label][0] * _INCARNATIONS) for f in members]
+    stores: list[tuple[Store, int]] = [
+        (f.reduced.exchanges, segments[f.source.label][0] * _INCARNATIONS) for f in members
+    ]
     pending = [_in_stream(f.reduced.pending, segments[f.source.label]) for f in members]
     boundary = [_in_stream(f.reduced.boundary_waits, segments[f.source.label]) for f in members]
     unmatched = [f.reduced.unmatched for f in members]
@@ -150,7 +172,7 @@ def side(files: list[FileResult], role: Role, segments: dict[str, Segment]) -> S
             sums = wait_sums(pairs.select("stream", "a_ord", "b_ord"), pl.concat(boundary))
             pairs = wait_columns(pairs.join(sums, on=["stream", "a_ord"], how="left"), 1.0, 0.0)
             pairs = pairs.rename({"a_file": "file"}).select(EXCHANGES.names()).cast(EXCHANGES)
-            stores.append((Exchanges((IN_MEMORY.put(pairs),), finished=True), 0))
+            stores.append((Spanning((IN_MEMORY.put(pairs),)), 0))
         alone = pl.concat([spanning.unpairable, spanning.pending.with_columns(reason=unpaired_reason())])
         unmatched.append(alone.with_columns(side=pl.lit(None, pl.String)).select(UNMATCHED.names()).cast(UNMATCHED))
     label = pl.lit(str(role), pl.String)

@@ -53,8 +53,6 @@ class Exchanges:
     zones: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ZONE_LINES))
     fallback_min: Zone = 0
     tim: TimClock = field(default_factory=lambda: TimClock("none"))
-    #: the pieces already have schema EXCHANGES (writes paired across the segments of a process)
-    finished: bool = False
 
     @property
     def rows(self) -> int:
@@ -63,17 +61,12 @@ class Exchanges:
 
     def raw(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
         """One piece's rows as the chunks left them (see `load`), unconverted."""
-        raw = piece.load(RAW_NARROW if narrow and not self.finished else None)
-        if keys is not None and not _within(piece.keys, keys):
-            raw = raw.join(keys, on=INDEX, how="semi", nulls_equal=True)
-        return raw
+        return of_keys(piece.load(RAW_NARROW if narrow else None), piece, keys)
 
     def load(self, piece: Piece, keys: pl.DataFrame | None = None, *, narrow: bool = False) -> pl.DataFrame:
         """One piece as EXCHANGES rows, only those of the (thread, seq) in `keys` when given;
         `narrow`: only the columns that find candidates (NARROW), the rest left unconverted."""
         raw = self.raw(piece, keys, narrow=narrow)
-        if self.finished:
-            return raw.select(NARROW) if narrow else raw
         if not raw.height:
             return empty(EXCHANGES).select(NARROW) if narrow else empty(EXCHANGES)
         times = {"a_at": ("a_local", "a_zkey")} | ({} if narrow else {"b_at": ("b_local", "b_zkey")})
@@ -86,9 +79,12 @@ class Exchanges:
         return pl.concat(frames) if frames else empty(EXCHANGES)
 
 
-def _within(held: pl.DataFrame, keys: pl.DataFrame) -> bool:
-    """Every (thread, seq) a piece holds is among `keys` (then no row needs to be filtered out)."""
-    return held.join(keys, on=INDEX, how="anti", nulls_equal=True).height == 0
+def of_keys(rows: pl.DataFrame, piece: Piece, keys: pl.DataFrame | None) -> pl.DataFrame:
+    """A piece's rows of the (thread, seq) in `keys` (all of them when None, or when the piece holds no
+    other: then without a join)."""
+    if keys is None or piece.keys.join(keys, on=INDEX, how="anti", nulls_equal=True).height == 0:
+        return rows
+    return rows.join(keys, on=INDEX, how="semi", nulls_equal=True)
 
 
 @dataclass(frozen=True, kw_only=True)

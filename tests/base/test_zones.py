@@ -120,6 +120,18 @@ def test_one_value_converts_as_a_column_does(local: datetime, zone: int | str) -
     assert (one, repr(one.tzinfo)) == (column["t"][0], repr(column["t"][0].tzinfo))
 
 
+def test_an_offset_per_row_converts_each_row_as_its_own_constant_would() -> None:
+    """Rows of several files converted at once, each with its file's offset as a column, are what each
+    file's constant gives; the type is the same."""
+    local = [datetime(2024, 1, 1, 10), datetime(2024, 6, 1, 23, 59, 59, 999999), datetime(1999, 12, 31, 0, 0, 0, 1)]
+    minutes = [120, -420, 0]
+    frame = pl.DataFrame({"t": local, "m": minutes}, schema={"t": pl.Datetime("us"), "m": pl.Int64})
+    per_row = frame.select(local_to_utc(pl.col("t"), pl.col("m")))["t"]
+    alone = [frame.slice(n, 1).select(local_to_utc(pl.col("t"), m))["t"][0] for n, m in enumerate(minutes)]
+    assert per_row.to_list() == alone and per_row.dtype == pl.Datetime("us", "UTC")
+    assert per_row[1] == datetime(2024, 6, 2, 6, 59, 59, 999999, tzinfo=UTC)
+
+
 def test_files_without_a_zone_take_the_one_the_others_agree_on() -> None:
     got = assumed_zones(
         [
