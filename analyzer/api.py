@@ -37,7 +37,6 @@ from analyzer.reduce.results import (
     FileResult,
     Options,
     ProgressHook,
-    assume_common_zones,
 )
 
 # the stage functions and types a script or the batch engine uses, whatever stage package holds them
@@ -84,9 +83,8 @@ def configurations(sources: Sequence[Source], destinations: Sequence[Destination
 
 
 def analyze_files(files: list[FileResult], skipped: list[Skipped], options: Options) -> Analysis:
-    """Match and attribute the exchanges of already-read files (files without a zone first take the
-    zone the others agree on)."""
-    files = assume_common_zones(files)
+    """Match and attribute the exchanges of already-read files (`read_files`: in UTC, files without a
+    zone in the one the others agree on)."""
     return finish(files, skipped, options, match_sides(files, options))
 
 

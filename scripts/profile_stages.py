@@ -5,9 +5,9 @@
     python scripts/profile_stages.py --read TRACE
 
 Runs `analyze` and the JSON renderer in this process, with the pipeline's stage functions
-wrapped: prints each stage's wall time (summed over calls; `read_file` runs on two threads, so
-its sum is about twice its share of the wall clock; `reduce_file` runs inside both: for the small
-files `read_small` parses together, it is their reduction alone, the bulk of a small file's cost;
+wrapped: prints each stage's wall time (summed over calls; `read_ended` runs on two threads, so
+its sum is about twice its share of the wall clock; `end_file` runs inside both: for the small
+files `read_small_ended` parses together, it is their reduction alone, the bulk of a small file's cost;
 for a file read alone it also holds the reading and parsing of the chunks it pulls), the CPU
 seconds of the process (every thread) while a stage ran and the cores they make (CPU seconds per
 second), only for the stages whose calls do not overlap (`read_files` is the whole reading stage),
@@ -54,7 +54,7 @@ from analyzer.report import machine
 #: (module, functions) wrapped, in pipeline order
 STAGES: list[tuple[ModuleType, list[str]]] = [
     # not `finish._sorted`: a wrapper holds its argument, the unsorted table, while the sorted one is built
-    (ingest, ["read_file", "read_small", "reduce_file"]),  # reduce_file: inside the two before it
+    (ingest, ["read_ended", "read_small_ended", "end_file"]),  # end_file: inside the two before it
     (api, ["read_files"]),  # the whole reading stage: the calls above, on both threads
     (api, ["match_sides", "finish"]),
     (finish, ["estimate_offsets", "one_way", "tie_warnings"]),
@@ -65,7 +65,7 @@ STAGES: list[tuple[ModuleType, list[str]]] = [
 
 
 #: stages whose calls run on the reading threads at the same time (their CPU seconds would count twice)
-ON_THREADS = {"read_file", "read_small", "reduce_file"}
+ON_THREADS = {"read_ended", "read_small_ended", "end_file"}
 
 
 def rss_mb() -> float:

@@ -277,8 +277,3 @@ def to_utc(rows: pl.DataFrame, adr: pl.DataFrame, fallback: Zone) -> pl.DataFram
         return utc_columns(rows, {"at": ("local", "line")}, zone_lines(adr.clear()), fallback)
     keyed = rows.with_columns(_key=pl.col("stamp_line").fill_null(pl.col("line")))
     return utc_columns(keyed, {"at": ("local", "_key")}, zone_lines(adr), fallback).drop("_key")
-
-
-def reread_utc(column: str, zone: Zone) -> pl.Expr:
-    """A UTC column read as if its local times (taken as UTC) had been in `zone` instead."""
-    return local_to_utc(pl.col(column).dt.replace_time_zone(None), zone).alias(column)

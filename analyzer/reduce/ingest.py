@@ -8,6 +8,10 @@ hundred polars queries however few lines it has: an upload of thousands of small
 them thousands of times. So the files that fit in one chunk are read one after the other, parsed
 together (`parse.parse_files`) and reduced together (`analyzer.reduce.together`), a batch at a time:
 each file's result is what reading it alone gives.
+
+What leaves this stage is in UTC. A file whose stamps carry no zone (none given for it, none its
+epoch tim tells) waits, reduced to its end, until every file is read: it then takes the zone the
+other files agree on (`zones.assumed_zones`), and only then are its times converted.
 """
 
 from __future__ import annotations
@@ -23,16 +27,16 @@ import polars as pl
 from analyzer.base.errors import AnalyzerError
 from analyzer.base.spill import IN_MEMORY, Spill
 from analyzer.base.vocab import FileKind
-from analyzer.base.zones import TimeZones
+from analyzer.base.zones import TimeZones, assumed_zones
 from analyzer.inputs.sources import Source
 from analyzer.parse import families as parse
 from analyzer.parse.identify import HEAD_LINES, file_identity, session_values, with_content
 from analyzer.parse.lines import CHUNK_BYTES, CHUNK_LINES, ReadStats, read_lines
 from analyzer.reduce.placement import PlacementTally
-from analyzer.reduce.reduced import ReducedFile
-from analyzer.reduce.reducer import reduce_file
-from analyzer.reduce.results import FileResult, ProgressHook
-from analyzer.reduce.together import reduce_files
+from analyzer.reduce.reduced import FileClock
+from analyzer.reduce.reducer import EndedFile, end_file
+from analyzer.reduce.results import FileResult, ProgressHook, known_zones
+from analyzer.reduce.together import end_files
 
 #: sources stored in fewer bytes than this are read in batches (a compressed one may still turn out
 #: bigger than a chunk: it is then parsed chunk by chunk like any other)
@@ -94,21 +98,30 @@ class _Reading:
         self.tally.add(part.tables["messages"], part.tables["waits"])
         return part
 
-    def result(self, parts: Iterator[parse.Parsed], zones: TimeZones, spill: Spill) -> FileResult:
-        """The file reduced from its parsed chunks."""
-        return self.finished(*reduce_file(self.source.label, self.source.name, parts, zones, spill))
+    def ended(self, parts: Iterator[parse.Parsed], zones: TimeZones, spill: Spill) -> Ended:
+        """The file reduced from its parsed chunks, to its end."""
+        return Ended(self, end_file(self.source.label, self.source.name, parts, zones, spill))
 
-    def finished(self, reduced: ReducedFile, parsed: parse.Parsed) -> FileResult:
-        """The file's result from its reduction and the parse tables it keeps."""
-        label, name = self.source.label, self.source.name
-        identity = file_identity(label, name, parsed.tables["header"], self.session)
+
+@dataclass(frozen=True)
+class Ended:
+    """A source read, parsed and reduced to its end, its times not yet in UTC (`EndedFile`)."""
+
+    reading: _Reading
+    ended: EndedFile
+
+    def result(self, clock: FileClock | None = None) -> FileResult:
+        """The file's result, in UTC by its own clock or by `clock`, with the parse tables it keeps."""
+        reduced, parsed = self.ended.in_utc(clock), self.ended.parsed
+        source = self.reading.source
+        identity = file_identity(source.label, source.name, parsed.tables["header"], self.reading.session)
         return FileResult(
-            source=self.source,
+            source=source,
             reduced=reduced,
             parsed=parsed,
-            stats=self.stats,
+            stats=self.reading.stats,
             identity=with_content(identity, reduced.info, reduced.messages),
-            placement=self.tally.placement,
+            placement=self.reading.tally.placement,
         )
 
 
@@ -116,16 +129,27 @@ def read_file(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> Fil
     """Read, parse and reduce one source, chunk by chunk; reading errors keep the lines read before them.
 
     The file's exchanges go to `spill` as they are found (a spill directory lives as long as
-    the analysis needs it: `analyze` removes it before returning).
+    the analysis needs it: `analyze` removes it before returning). A file without a zone is read in
+    UTC (`read_files` gives it the zone the other files agree on).
     """
+    return read_ended(source, zones, spill).result()
+
+
+def read_ended(source: Source, zones: TimeZones, spill: Spill = IN_MEMORY) -> Ended:
+    """`read_file`, to the file's end: nothing converted to UTC yet."""
     reading = _Reading(source)
-    return reading.result(reading.parsed(reading.lines()), zones, spill)
+    return reading.ended(reading.parsed(reading.lines()), zones, spill)
 
 
 def read_small(sources: Sequence[Source], zones: TimeZones, spill: Spill = IN_MEMORY) -> list[FileResult]:
-    """`read_file` of each source, in order, for sources expected to fit in one chunk: those that do are
+    """`read_file` of each source, in order, for sources expected to fit in one chunk (`read_small_ended`)."""
+    return [ended.result() for ended in read_small_ended(sources, zones, spill)]
+
+
+def read_small_ended(sources: Sequence[Source], zones: TimeZones, spill: Spill = IN_MEMORY) -> list[Ended]:
+    """`read_ended` of each source, in order, for sources expected to fit in one chunk: those that do are
     parsed together, up to a chunk's worth of lines at a time; one that does not is read alone."""
-    results: dict[int, FileResult] = {}
+    results: dict[int, Ended] = {}
     waiting: list[tuple[int, _Reading, pl.DataFrame]] = []
     size = lines = 0
 
@@ -135,22 +159,22 @@ def read_small(sources: Sequence[Source], zones: TimeZones, spill: Spill = IN_ME
         files = [
             (r.source.label, r.source.name, r.placed(part)) for (_, r, _), part in zip(waiting, parts, strict=True)
         ]
-        for (at, reading, _), done in zip(waiting, reduce_files(files, zones, spill), strict=True):
-            results[at] = reading.finished(*done)
+        for (at, reading, _), done in zip(waiting, end_files(files, zones, spill), strict=True):
+            results[at] = Ended(reading, done)
         waiting.clear()
         size = lines = 0
 
     for at, source in enumerate(sources):
         reading = _Reading(source)
         if reading.alert:
-            results[at] = reading.result(reading.parsed(reading.lines()), zones, spill)
+            results[at] = reading.ended(reading.parsed(reading.lines()), zones, spill)
             continue
         chunks = reading.lines()
         first = next(chunks, None)
         second = next(chunks, None) if first is not None else None
         if first is None or second is not None:  # empty, or more than one chunk: read alone
             ahead = [chunk for chunk in (first, second) if chunk is not None]
-            results[at] = reading.result(reading.parsed(_chain(ahead, chunks)), zones, spill)
+            results[at] = reading.ended(reading.parsed(_chain(ahead, chunks)), zones, spill)
             continue
         if lines + first.height > CHUNK_LINES or size + reading.stats.bytes > CHUNK_BYTES:
             flush()
@@ -189,25 +213,51 @@ def _batches(small: Sequence[Source], workers: int) -> list[list[Source]]:
 def read_files(
     sources: Sequence[Source], zones: TimeZones, spill: Spill = IN_MEMORY, progress: ProgressHook | None = None
 ) -> list[FileResult]:
-    """`read_file` for every source, in input order. Polars releases the GIL, so files are read in
-    parallel threads (both cores), the biggest first so the threads finish together; small files
-    in batches (`read_small`)."""
+    """`read_file` for every source, in input order, each in UTC; a file without a zone (none in its
+    stamps, none given, none its epoch tim tells) in the zone the other files agree on
+    (`zones.assumed_zones`), else in UTC. Polars releases the GIL, so files are read in parallel threads
+    (both cores), the biggest first so the threads finish together; small files in batches
+    (`read_small`); a file whose zone is known is converted to UTC on its thread at once, one without
+    waits for the others."""
     workers = os.cpu_count() or 1
     big = sorted((source for source in sources if not _small(source)), key=lambda s: -(s.stored_bytes or 0))
     batches = _batches([source for source in sources if _small(source)], workers)
     with ThreadPoolExecutor(max_workers=max(1, min(len(big) + len(batches), workers))) as pool:
-        slots: dict[int, tuple[Future[list[FileResult]], int]] = {}
+        slots: dict[int, tuple[Future[list[FileResult | Ended]], int]] = {}
         for source in big:
-            slots[id(source)] = (pool.submit(lambda s: [read_file(s, zones, spill)], source), 0)
+            slots[id(source)] = (pool.submit(lambda s: _in_utc_if_known([read_ended(s, zones, spill)]), source), 0)
         for batch in batches:
-            future = pool.submit(read_small, batch, zones, spill)
+            future = pool.submit(lambda b: _in_utc_if_known(read_small_ended(b, zones, spill)), batch)
             slots.update((id(source), (future, at)) for at, source in enumerate(batch))
-        files: list[FileResult] = []
+        read: list[FileResult | Ended] = []
         for source in sources:
             if progress:
-                progress(source.label, len(files), len(sources))
+                progress(source.label, len(read), len(sources))
             future, at = slots[id(source)]
-            files.append(future.result()[at])
+            read.append(future.result()[at])
+        files = _in_common_zones(read, pool)
         if progress:
             progress("", len(files), len(sources))
     return files
+
+
+def _in_utc_if_known(ended: list[Ended]) -> list[FileResult | Ended]:
+    """The files whose zone is known, in UTC; those whose zone is only assumed, still to convert."""
+    return [e if e.ended.clock.assumed else e.result() for e in ended]
+
+
+def _in_common_zones(read: list[FileResult | Ended], pool: ThreadPoolExecutor) -> list[FileResult]:
+    """Every file in UTC: those still to convert in the zone the others agree on (`zones.assumed_zones`,
+    by host, then all files), else in UTC; converted on the pool."""
+    decided = assumed_zones(
+        [
+            (f.reduced.info.host, known_zones(f)) if isinstance(f, FileResult) else (f.ended.info.host, None)
+            for f in read
+        ]
+    )
+    converted: dict[int, Future[FileResult]] = {}
+    for k, (f, zone) in enumerate(zip(read, decided, strict=True)):
+        if isinstance(f, Ended):
+            clock = None if zone is None else f.ended.clock.taking(*zone, f.ended.first_local)
+            converted[k] = pool.submit(f.result, clock)
+    return [converted[k].result() if isinstance(f, Ended) else f for k, f in enumerate(read)]

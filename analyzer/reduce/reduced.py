@@ -9,14 +9,14 @@ UTC already.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import polars as pl
 
 from analyzer.base.schemas import ALERT, CAT, EXCHANGES, UTC, ZONE_LINES, empty
 from analyzer.base.spill import INDEX, Piece
-from analyzer.base.zones import Zone, utc_columns
+from analyzer.base.zones import ASSUMED_UTC, Zone, offset_at, utc_columns
 from analyzer.parse.identify import FileInfo
 from analyzer.parse.tim import TimClock
 from analyzer.reduce.pairing import converted
@@ -40,6 +40,28 @@ class FileClock:
     #: where the zone came from, in words (`ReducedFile.zone`)
     source: str
     tim: TimClock
+
+    @property
+    def assumed(self) -> bool:
+        """No zone in the file's stamps, none given for it, none its epoch tim tells: UTC is only assumed."""
+        return not self.zones.height and self.source == ASSUMED_UTC
+
+    @property
+    def known(self) -> frozenset[Zone] | None:
+        """The zones the file's stamps are read in: its ISO lines' offsets, else its zone from --tz or
+        from epoch tim; None when UTC is only assumed."""
+        if self.zones.height:
+            return frozenset(int(m) for m in self.zones["utc_offset_min"].unique())
+        return None if self.assumed else frozenset([self.fallback])
+
+    def taking(self, zone: Zone, source: str, first_local: datetime | None) -> FileClock:
+        """The clock of a file without a zone (no ISO ADR line, none given, UTC assumed) that takes
+        `zone` instead (`assumed_zones`: the zone the other files agree on); a counter tim, anchored
+        to its stamps, moves with them (by the offset at its first stamp)."""
+        tim = self.tim
+        if tim.kind == "counter" and tim.offset_us is not None and first_local is not None:
+            tim = replace(tim, offset_us=tim.offset_us - offset_at(zone, first_local) * 60_000_000)
+        return FileClock(self.zones, zone, source, tim)
 
 
 @dataclass(frozen=True)

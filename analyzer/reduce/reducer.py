@@ -11,9 +11,11 @@ tables of a chunk are dropped once it is reduced, so memory follows the number o
 the number of lines. The reader cuts chunks just before a message that opens a write
 (`analyzer.parse.lines`), so in a well-formed trace no write spans two chunks.
 
-What is only known at the end of the file is applied then: the time zone (the offset of the
-file's own ISO ADR lines from 12.2 on, else the `--tz` offset for its host, else one inferred
-from epoch `tim`, else UTC assumed) and the file's `tim` clock (`analyzer.parse.tim`).
+What is only known at the end of the file is decided then (`FileReducer.end`): the time zone (the
+offset of the file's own ISO ADR lines from 12.2 on, else the `--tz` offset for its host, else one
+inferred from epoch `tim`, else UTC assumed) and the file's `tim` clock (`analyzer.parse.tim`); then
+its times are converted to UTC, once (`EndedFile.in_utc`). A file whose zone is only assumed waits for
+the zone the other files agree on (`analyzer.reduce.ingest.read_files`) before it is converted.
 """
 
 from __future__ import annotations
@@ -271,8 +273,14 @@ class FileReducer:
         return waits.filter(pl.col("ord") > min(edges)).head(CARRY_WAITS)
 
     def finish(self, label: str, name: str, zones: TimeZones) -> tuple[ReducedFile, Parsed]:
-        """Apply what the whole file tells: its classification, time zone and tim clock; the parse
-        tables kept whole (KEPT_TABLES) with the line accounting."""
+        """The file in UTC by its own clock (`end`, then `EndedFile.in_utc`), and the parse tables kept
+        whole (KEPT_TABLES) with the line accounting."""
+        ended = self.end(label, name, zones)
+        return ended.in_utc(), ended.parsed
+
+    def end(self, label: str, name: str, zones: TimeZones) -> EndedFile:
+        """Decide what the whole file tells: its classification, time zone and tim clock; nothing is
+        converted to UTC yet."""
         held = self.held.release()
         if held is not None:  # the last chunk's last message, and its stamps
             self.reduce_chunk(*held, self.carry_waits, self.streams.expr())
@@ -283,9 +291,9 @@ class FileReducer:
         slim = Parsed(
             {n: kept[n] if n in KEPT_TABLES else blank[n] for n in TABLES}, self.parsed.parsed, self.parsed.ignored
         )
-        return self._in_utc(label, info, kept, clock), slim
+        return EndedFile(self, label, info, kept, clock, slim)
 
-    def _in_utc(self, label: str, info: FileInfo, kept: dict[str, pl.DataFrame], clock: FileClock) -> ReducedFile:
+    def in_utc(self, label: str, info: FileInfo, kept: dict[str, pl.DataFrame], clock: FileClock) -> ReducedFile:
         """The file in UTC by its clock: exchanges (converted as they are loaded), pending and
         unpairable messages, boundary waits, log writer lines and alert-log entries, span."""
         adr, zl, fallback = kept["adr"], clock.zones, clock.fallback
@@ -337,11 +345,31 @@ class FileReducer:
         return pl.concat([head, self.carry_waits])
 
 
-def reduce_file(
-    label: str, name: str, chunks: Iterable[Parsed], zones: TimeZones, spill: Spill = IN_MEMORY
-) -> tuple[ReducedFile, Parsed]:
-    """One file from its parsed chunks in order, and the parse tables kept whole (KEPT_TABLES)
-    with the file's line accounting. Exchanges go to `spill` chunk by chunk."""
+@dataclass(frozen=True)
+class EndedFile:
+    """A file reduced to its end, its clock decided, nothing converted to UTC yet; and the parse tables
+    it keeps whole (KEPT_TABLES) with its line accounting."""
+
+    reducer: FileReducer
+    label: str
+    info: FileInfo
+    kept: dict[str, pl.DataFrame]
+    clock: FileClock
+    parsed: Parsed
+
+    def in_utc(self, clock: FileClock | None = None) -> ReducedFile:
+        """The file in UTC by its clock, or by `clock` (a zone the other files agree on: `FileClock.taking`)."""
+        return self.reducer.in_utc(self.label, self.info, self.kept, self.clock if clock is None else clock)
+
+    @property
+    def first_local(self) -> datetime | None:
+        """Its first stamp, as written."""
+        return self.reducer.evidence.low
+
+
+def end_file(label: str, name: str, chunks: Iterable[Parsed], zones: TimeZones, spill: Spill = IN_MEMORY) -> EndedFile:
+    """One file from its parsed chunks in order, to its end (`FileReducer.end`). Exchanges go to
+    `spill` chunk by chunk."""
     reducer = FileReducer(spill=spill)
     parts = iter(chunks)
     part = next(parts, None)
@@ -349,7 +377,16 @@ def reduce_file(
         following = next(parts, None)
         reducer.add(part, last=following is None)
         part = following
-    return reducer.finish(label, name, zones)
+    return reducer.end(label, name, zones)
+
+
+def reduce_file(
+    label: str, name: str, chunks: Iterable[Parsed], zones: TimeZones, spill: Spill = IN_MEMORY
+) -> tuple[ReducedFile, Parsed]:
+    """One file from its parsed chunks in order, in UTC by its own clock, and the parse tables kept whole
+    (KEPT_TABLES) with the file's line accounting. Exchanges go to `spill` chunk by chunk."""
+    ended = end_file(label, name, chunks, zones, spill)
+    return ended.in_utc(), ended.parsed
 
 
 def reduce_parsed(label: str, name: str, parsed: Parsed, zones: TimeZones) -> ReducedFile:

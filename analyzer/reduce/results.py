@@ -7,20 +7,20 @@ renderers: none of them needs the pipeline itself to know these types.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import polars as pl
 
 from analyzer.base.schemas import UNPARSED, empty
-from analyzer.base.zones import ASSUMED_UTC, TimeZones, Zone, assumed_zones, offset_at, reread_utc, value_to_utc
+from analyzer.base.zones import TimeZones, Zone
 from analyzer.inputs.limits import Limits
 from analyzer.inputs.sources import Source
 from analyzer.parse.families import FAMILIES, Parsed
 from analyzer.parse.identify import FileIdentity
 from analyzer.parse.lines import ReadStats
 from analyzer.reduce.placement import WaitPlacement
-from analyzer.reduce.reduced import ReducedFile
+from analyzer.reduce.reduced import FileClock, ReducedFile
 
 #: a write is slow when its total reaches this (ms)
 DEFAULT_THRESHOLD_MS = 100.0
@@ -109,43 +109,7 @@ def unparsed(files: list[FileResult]) -> pl.DataFrame:
 
 
 def known_zones(f: FileResult) -> frozenset[Zone] | None:
-    """The zones a file's stamps were read in: its ISO lines' offsets, else its zone from --tz or
-    from epoch tim; None when UTC was only assumed."""
-    exchanges = f.reduced.exchanges
-    if exchanges.zones.height:
-        return frozenset(int(m) for m in exchanges.zones["utc_offset_min"].unique())
-    return None if f.reduced.zone == ASSUMED_UTC else frozenset([exchanges.fallback_min])
-
-
-def assume_common_zones(files: list[FileResult]) -> list[FileResult]:
-    """Files without any zone read in the zone the other files agree on (`zones.assumed_zones`)."""
-    decided = assumed_zones([(f.reduced.info.host, known_zones(f)) for f in files])
-    return [f if d is None else with_zone(f, *d) for f, d in zip(files, decided, strict=True)]
-
-
-def with_zone(f: FileResult, zone: Zone, source: str) -> FileResult:
-    """A file that was read as UTC (no zone in it, none given), read again in `zone`: every time
-    taken from its stamps; a counter `tim` anchored to them moves with them."""
+    """The zones a file's stamps were read in: its ISO lines' offsets, else its zone from --tz, from
+    epoch tim or the one the other files agree on; None when UTC was only assumed (`FileClock.known`)."""
     r = f.reduced
-    shift_us = 0
-    tim = r.tim
-    if tim.kind == "counter" and tim.offset_us is not None and r.first_at is not None:
-        shift_us = offset_at(zone, r.first_at.replace(tzinfo=None)) * 60_000_000
-        tim = replace(tim, offset_us=tim.offset_us - shift_us)
-
-    def local(at: datetime | None) -> datetime | None:
-        return None if at is None else value_to_utc(at.replace(tzinfo=None), zone)
-
-    reduced = replace(
-        r,
-        exchanges=replace(r.exchanges, fallback_min=zone, tim=tim),
-        pending=r.pending.with_columns(reread_utc("at", zone)),
-        unmatched=r.unmatched.with_columns(reread_utc("at", zone)),
-        lgwr=r.lgwr.with_columns(reread_utc("at", zone)) if "at" in r.lgwr.columns else r.lgwr,
-        boundary_waits=r.boundary_waits.with_columns(pl.col("tim") - shift_us),
-        zone=source,
-        first_at=local(r.first_at),
-        last_at=local(r.last_at),
-        tim=tim,
-    )
-    return replace(f, reduced=reduced)
+    return FileClock(r.exchanges.zones, r.exchanges.fallback_min, r.zone, r.tim).known

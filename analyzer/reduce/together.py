@@ -24,7 +24,7 @@ from analyzer.base.zones import TimeZones
 from analyzer.parse.families import Parsed
 from analyzer.reduce.pairing import Paired, pair_events
 from analyzer.reduce.reduced import ReducedFile
-from analyzer.reduce.reducer import PAYLOAD, FileReducer, stamped_events, with_sums
+from analyzer.reduce.reducer import PAYLOAD, EndedFile, FileReducer, stamped_events, with_sums
 
 #: the column that tells the files of a batch apart (the file's place in it)
 _FILE = "_file"
@@ -41,6 +41,11 @@ def reduce_files(
 ) -> list[tuple[ReducedFile, Parsed]]:
     """`reduce_file(label, name, [parsed], zones, spill)` of each (label, name, parsed) file, each
     parsed whole in one chunk; the files of one process each are reduced together."""
+    return [(ended.in_utc(), ended.parsed) for ended in end_files(files, zones, spill)]
+
+
+def end_files(files: Sequence[tuple[str, str, Parsed]], zones: TimeZones, spill: Spill = IN_MEMORY) -> list[EndedFile]:
+    """`end_file(label, name, [parsed], zones, spill)` of each (label, name, parsed) file, as `reduce_files`."""
     reducers = [FileReducer(spill=spill) for _ in files]
     taken = [reducer.take(parsed, last=True) for reducer, (_, _, parsed) in zip(reducers, files, strict=True)]
     together = [k for k, reducer in enumerate(reducers) if reducer.streams.single]
@@ -49,7 +54,7 @@ def reduce_files(
         reducers[k].reduce_chunk(*taken[k], reducers[k].streams.expr())
     if together:
         _together([reducers[k] for k in together], [taken[k] for k in together])
-    return [reducer.finish(label, name, zones) for reducer, (label, name, _) in zip(reducers, files, strict=True)]
+    return [reducer.end(label, name, zones) for reducer, (label, name, _) in zip(reducers, files, strict=True)]
 
 
 def _together(reducers: list[FileReducer], taken: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]) -> None:

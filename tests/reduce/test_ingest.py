@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import gzip
+import io
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -12,14 +14,15 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from analyzer.api import analyze, discover
-from analyzer.base.zones import TimeZones
+from analyzer.base.zones import ASSUMED_UTC, TimeZones
 from analyzer.inputs.sources import Source
 from analyzer.parse import lines as read
 from analyzer.parse.families import TABLES, parse_chunk
 from analyzer.reduce import ingest
 from analyzer.reduce.ingest import BATCH_BYTES, SMALL_BYTES, _batches, _Reading, read_file, read_files, read_small
-from analyzer.reduce.results import FileResult, Options
+from analyzer.reduce.results import FileResult, Options, known_zones
 from analyzer.simulate import ShareOptions, SimOptions, simulate, simulate_share
+from tests.builders import primary_lines, standby_lines
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "paper-2014"
 
@@ -98,6 +101,32 @@ def test_a_small_source_bigger_than_a_chunk_is_read_alone(tmp_path: Path) -> Non
     for source, result in zip(sources, together, strict=True):
         same_file(read_file(source, zones), result)
     assert max(f.reduced.messages for f in together) == 180_000
+
+
+def _source(label: str, lines: list[str]) -> Source:
+    data = ("\n".join(lines) + "\n").encode()
+    return Source(label, lambda: io.BytesIO(data), stored_bytes=len(data))
+
+
+def test_a_file_without_a_zone_is_read_in_the_zone_the_others_agree_on() -> None:
+    """The primary's ISO ADR line says +02:00; the standby's stamps and an 11.2 alert log carry no zone:
+    read together, both are in +02:00 (their messages, span and alert-log entries); read alone, in UTC."""
+    primary = [
+        "*** 2024-01-01T10:00:00.000000+02:00",
+        *primary_lines([(1, "2024-01-01 10:00:00.100", "2024-01-01 10:00:00.150")]),
+    ]
+    standby = standby_lines([(1, "2024-01-01 10:00:00.110", "2024-01-01 10:00:00.140", [("RFS write", 20000)])])
+    alert = ["Mon Jan  1 10:00:05 2024", "Thread 1 advanced to log sequence 11 (LGWR switch)"]
+    sources = [_source("p.trc", primary), _source("s.trc", standby), _source("alert_s1.log", alert)]
+    kept, moved, log = read_files(sources, TimeZones())
+    assert (kept.reduced.zone, known_zones(kept)) == ("ISO ADR lines of the file", frozenset({120}))
+    assumed = "assumed +02:00 as the other files (no zone in the file)"
+    assert (moved.reduced.zone, log.reduced.zone, known_zones(moved)) == (assumed, assumed, frozenset({120}))
+    at = datetime(2024, 1, 1, 8, 0, 0, 110000, tzinfo=UTC)
+    assert (moved.reduced.first_at, moved.reduced.exchanges.collect()["a_at"][0]) == (at, at)
+    assert log.reduced.alert["at"].to_list() == [datetime(2024, 1, 1, 8, 0, 5, tzinfo=UTC)]
+    alone = read_file(sources[1], TimeZones())
+    assert alone.reduced.zone == ASSUMED_UTC and alone.reduced.first_at == at + timedelta(hours=2)
 
 
 def test_batches_keep_the_input_order_and_use_every_worker() -> None:

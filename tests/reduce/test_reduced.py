@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from analyzer.base.schemas import EXCHANGES
-from analyzer.base.zones import TimeZones
-from analyzer.reduce.reduced import NARROW, ReducedFile
+from analyzer.base.schemas import EXCHANGES, ZONE_LINES
+from analyzer.base.zones import ASSUMED_UTC, TimeZones
+from analyzer.parse.tim import TimClock
+from analyzer.reduce.reduced import NARROW, FileClock, ReducedFile
 from tests.builders import primary_lines, reduced, standby_lines
 
 #: two primary writes of different log sequences, in a file whose ISO ADR line says +02:00
@@ -60,3 +61,23 @@ def test_a_reduced_file_is_built_by_name() -> None:
     t = reduced(PRIMARY, "p.trc")
     with pytest.raises(TypeError):
         ReducedFile(t.info, t.exchanges, t.pending, t.boundary_waits, t.unmatched, t.lgwr, t.zone, None, None)  # type: ignore[misc]
+
+
+def test_a_clock_without_a_zone_takes_the_zone_it_is_given_its_counter_tim_with_it() -> None:
+    """An assumed UTC clock is not known; given +02:00 (or Europe/Paris in summer) it is, and a counter
+    tim anchored to its stamps moves by the offset at its first stamp; an epoch tim does not move."""
+    lines = pl.DataFrame(schema=ZONE_LINES)
+    counter = FileClock(lines, 0, ASSUMED_UTC, TimClock("counter", 1_000_000.0, 1.024, 40))
+    assert counter.known is None and counter.assumed
+    first = datetime(2024, 7, 1, 12)
+    moved = counter.taking(120, "assumed +02:00 as the other files (no zone in the file)", first)
+    assert not moved.assumed
+    assert (moved.known, moved.fallback, moved.tim.offset_us, moved.tim.factor) == (
+        frozenset({120}),
+        120,
+        1_000_000.0 - 120 * 60_000_000,
+        1.024,
+    )
+    assert counter.taking("Europe/Paris", "assumed Europe/Paris", first).tim.offset_us == moved.tim.offset_us
+    epoch = FileClock(lines, 0, ASSUMED_UTC, TimClock("epoch", 0.0, 1.0, 40))
+    assert epoch.taking(120, "assumed +02:00", first).tim == epoch.tim

@@ -14,7 +14,6 @@ from analyzer.reduce.results import (
     IGNORED_CATEGORIES,
     PARSED_FAMILIES,
     Options,
-    assume_common_zones,
     coverage,
     known_zones,
     unparsed,
@@ -66,18 +65,12 @@ def test_unparsed_lines_are_listed_with_their_file() -> None:
     assert none.height == 0 and none.schema["file"] == pl.String
 
 
-def test_a_file_without_a_zone_is_read_again_in_the_zone_the_others_agree_on() -> None:
+def test_the_zones_a_file_was_read_in_are_known_unless_utc_was_assumed() -> None:
     primary, standby = read_trace(PRIMARY, "p.trc"), read_trace(STANDBY, "s.trc")
     assert (known_zones(primary), known_zones(standby)) == (frozenset({120}), None)
     assert standby.reduced.zone == ASSUMED_UTC
-    kept, moved = assume_common_zones([primary, standby])
-    assert kept is primary
-    assert moved.reduced.zone == "assumed +02:00 as the other files (no zone in the file)"
-    assert [t.isoformat() for t in (moved.reduced.first_at, moved.reduced.last_at)] == [  # type: ignore[union-attr]
-        "2024-01-01T08:00:00.110000+00:00",
-        "2024-01-01T08:00:00.140000+00:00",
-    ]
-    assert known_zones(moved) == frozenset({120})
+    given = read_file(Source("s.trc", lambda: io.BytesIO(("\n".join(STANDBY) + "\n").encode())), TimeZones(-420))
+    assert known_zones(given) == frozenset({-420})
 
 
 def test_a_file_result_keeps_its_source() -> None:
