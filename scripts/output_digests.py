@@ -21,7 +21,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +113,10 @@ def _batch_outputs(runner: Any, workdir: Path) -> Iterator[tuple[str, bytes]]:
     for timing in ("seconds", "phases", "dataset"):
         summary.pop(timing, None)
     yield "share/batch-json", json.dumps(summary, indent=1, sort_keys=True).encode()
-    today = date.today().isoformat()  # a unit of the run's day (files without a time) is named by it
     for table in sorted(p for p in dataset.iterdir() if p.is_dir() and not p.name.startswith("_")):
         for part in sorted(table.rglob("*.parquet")):
             frame = pl.read_parquet(part, hive_partitioning=False)
-            key = part.relative_to(dataset).as_posix().replace(today, "TODAY")
+            key = part.relative_to(dataset).as_posix()
             yield f"share/{key}.csv", frame.write_csv().encode().replace(str(workdir).encode(), b"WORKDIR")
     for output, flags in REPORTS.items():
         result = runner.invoke(app, ["report", str(dataset), *flags])

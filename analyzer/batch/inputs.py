@@ -11,10 +11,12 @@ is that file moved, not a new one. The same content at two paths is read once.
 from __future__ import annotations
 
 import os
+import types
+import typing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from analyzer.api import Limits, Skipped, Source, discover
 from analyzer.base.zones import TimeZones
@@ -22,6 +24,7 @@ from analyzer.batch.plan import SkippedInput, skipped_input
 from analyzer.batch.probe import Ends, ProbeError, SourceInfo, file_of, identify_all, read_ends, stat_key
 from analyzer.batch.schemas import MIGRATES_FROM, SCHEMA_VERSION
 
+_T = TypeVar("_T")
 #: called as (what is being done, done, in all)
 ProgressHook = Callable[[str, int, int], None]
 #: sources whose ends are parsed together: 32 KiB of lines each at most, 8 MiB a batch
@@ -52,14 +55,51 @@ class FileRecord:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> FileRecord:
-        return cls(
-            data["size"],
-            data["mtime_ns"],
-            [SourceInfo.from_json(s) for s in data["sources"]],
-            [SkippedInput(**s) for s in data["skipped"]],
-            data.get("gone", False),
+    def from_json(cls, data: Any) -> FileRecord:
+        """The record of an input file in inputs.json.
+
+        Raises:
+            TypeError, ValueError, KeyError: not a record dgtrace wrote (a field missing or of another type).
+        """
+        size, mtime, sources, skipped = data["size"], data["mtime_ns"], data["sources"], data["skipped"]
+        gone = data.get("gone", False)
+        if not (_fits(size, int) and _fits(mtime, int) and isinstance(gone, bool)):
+            raise TypeError("size, mtime_ns and gone are a count, a time and true or false")
+        if not isinstance(sources, list) or not isinstance(skipped, list):
+            raise TypeError("sources and skipped are lists")
+        record = cls(
+            size, mtime, [_typed(SourceInfo, s) for s in sources], [_typed(SkippedInput, s) for s in skipped], gone
         )
+        for source in record.sources:
+            source.days()  # its stamps are times
+        return record
+
+
+def _typed(cls: type[_T], data: Any) -> _T:
+    """`cls(**data)` when each of `data`'s values has the type its field declares."""
+    if not isinstance(data, dict):
+        raise TypeError(f"a {cls.__name__} is a JSON object")
+    hints = typing.get_type_hints(cls)
+    for name, value in data.items():
+        if name in hints and not _fits(value, hints[name]):
+            raise TypeError(f"{name} of a {cls.__name__} is {type(value).__name__}, not {hints[name]}")
+    return cls(**data)
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON value has the declared type (`int`, `str | None`, `dict[str, Any]`, ...)."""
+    if typing.get_origin(hint) in (types.UnionType, typing.Union):
+        return any(_fits(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None) or hint is None:
+        return value is None
+    if hint is Any:
+        return True
+    kind = typing.get_origin(hint) or hint
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
 
 
 @dataclass
@@ -88,10 +128,24 @@ class Scan:
 
 def load_records(document: Any) -> dict[str, FileRecord]:
     """The file records of inputs.json (none when there is none yet); its layout has not changed since
-    the versions a dataset is migrated from."""
-    if not isinstance(document, dict) or document.get("schema_version") not in (SCHEMA_VERSION, *MIGRATES_FROM):
+    the versions a dataset is migrated from.
+
+    Raises:
+        ValueError: a document that is not a record of inputs dgtrace wrote (the reason, in a few words).
+    """
+    if document is None:
         return {}
-    return {path: FileRecord.from_json(data) for path, data in document.get("files", {}).items()}
+    if not isinstance(document, dict) or not isinstance(document.get("files"), dict):
+        raise ValueError("not a JSON object with the recorded files")
+    if document.get("schema_version") not in (SCHEMA_VERSION, *MIGRATES_FROM):
+        raise ValueError(f"of schema version {document.get('schema_version')!r}")
+    records = {}
+    for path, data in document["files"].items():
+        try:
+            records[path] = FileRecord.from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise ValueError(f"the record of {path}: {err}") from None
+    return records
 
 
 def scan(

@@ -8,10 +8,11 @@ computed from the stored ones, as the analysis computes them.
   `fastsync_slow_writes` in `daily`, from the writes of the same unit and partition.
 
 Every file of every recorded unit is rewritten (atomically, with the new version in its metadata),
-then `dataset.json` says the new version. Killed in the middle, the next run does it again (each
-step gives the same file twice). The unit records keep their fingerprints; `adopt` gives a unit
-recorded under the old version the new fingerprint when the old one is what it recorded, so that
-it does not run again.
+its record first written without the files' sums and then with the new ones, then `dataset.json`
+says the new version. Killed in the middle, the next run does it again (each step gives the same
+file twice; a record without sums has its files checked as Parquet, not against sums). The unit
+records keep their fingerprints; `adopt` gives a unit recorded under the old version the new
+fingerprint when the old one is what it recorded, so that it does not run again.
 """
 
 from __future__ import annotations
@@ -23,16 +24,22 @@ import polars as pl
 
 from analyzer.api import fast_sync_ms
 from analyzer.batch.daily import fast_sync_row
+from analyzer.batch.manifest import UnitRecord
 from analyzer.batch.plan import Unit
 from analyzer.batch.schemas import MIGRATES_FROM
-from analyzer.batch.store import Dataset, UnitRecord
+from analyzer.batch.store import Dataset
 
 
 def migrate(dataset: Dataset, settings: dict[str, Any]) -> None:
     """Bring every recorded unit's files from a version of `MIGRATES_FROM` to this one, then say so in
     dataset.json (with the settings it had)."""
-    described = dataset.read_json("dataset.json") or {}
+    try:
+        described = dataset.read_json("dataset.json") or {}
+    except ValueError:  # put right by the version check; written again below
+        described = {}
     for record in dataset.units().values():
+        dataset.put_record(replace(record, sums={}))  # killed below, the files are checked as Parquet only
+        sums = {}
         for rel in sorted(record.outputs, key=_daily_last):
             table = rel.split("/", 1)[0]
             path = dataset.root / rel
@@ -41,8 +48,9 @@ def migrate(dataset: Dataset, settings: dict[str, Any]) -> None:
                 frame = frame.with_columns(fast_sync_ms())
             elif table == "daily":
                 frame = _daily(dataset, rel, frame)
-            dataset.put_file(path, table, frame)
-    dataset.describe(described.get("settings", settings))
+            sums[rel] = dataset.put_file(path, table, frame)
+        dataset.put_record(replace(record, sums=sums))
+    dataset.describe(described.get("settings", settings) if isinstance(described, dict) else settings)
 
 
 def _daily_last(rel: str) -> bool:

@@ -136,7 +136,11 @@ def safe_name(text: str) -> str:
 def plan_units(
     sources: Sequence[SourceInfo], skipped: Sequence[SkippedInput], grouping: Grouping, settings: Settings
 ) -> tuple[dict[str, Unit], list[SkippedInput]]:
-    """Every unit of the known inputs, by key; and the sources that cannot be placed in a day."""
+    """Every unit of the known inputs, by key; and the sources that cannot be placed in a day.
+
+    A unit is a configuration and a day on which the stamps of at least one of its traces fall; an
+    input skipped is listed in the unit of its configuration and day when there is one (every skipped
+    input is in the run summary), so that files that are not traces make no unit."""
     alert = {s.label for s in sources if FileKind.of(PurePath(s.label).name) is FileKind.ALERT_LOG}
     placed = [s for s in sources if s.days() and s.label not in alert]
     unplaced = [
@@ -159,10 +163,8 @@ def plan_units(
     core = {(by_label[s.label].key, d.isoformat()) for s in placed for d in s.core_days()}
     planned = {}
     for (key, day), (config, members, listed) in sorted(units.items()):
-        if (key, day) not in core:
-            if not listed:
-                continue
-            members = []  # only the margin of its sources reaches this day: no row of theirs falls on it
+        if (key, day) not in core:  # no trace's stamps fall on this day: no unit (skipped inputs are in the summary)
+            continue
         unit = Unit(
             configuration=key,
             primary_db=config.primary_db,

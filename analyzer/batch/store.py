@@ -1,16 +1,18 @@
-"""The dataset on disk: partition files written atomically, the manifest, the lock, the sweep.
+"""The dataset on disk: partition files written atomically, the manifest, the lock.
 
     DIR/<table>/primary_db=<db>/day=<YYYY-MM-DD>/<configuration>.parquet   the rows (hive layout)
     DIR/_dgtrace/dataset.json        schema version, settings, the tables' columns
     DIR/_dgtrace/inputs.json         every input seen: size, modification time, its sources (digest, identity)
-    DIR/_dgtrace/units/<unit>.json   every unit whose rows are in place: its fingerprint and its files
+    DIR/_dgtrace/units/<unit>.json   every unit whose rows are in place: its fingerprint, its files and their sums
     DIR/_dgtrace/lock                held (flock) by the run writing the dataset
     DIR/_dgtrace/tmp/                files being written, renamed into place once complete
 
 A partition file is live when a unit record names it. A unit's record is removed before its files
 are replaced and written again only after they are all in place (each written to `tmp/`, flushed
 to disk and renamed), so after a crash at any moment the next run, which first removes every file
-no record names, sees each unit either whole or not at all, and runs again those that are not.
+no record names (`analyzer.batch.sweep`), sees each unit either whole or not at all, and runs again
+those that are not. A write that fails (a full disk, a read-only folder) stops the run with one line
+(`OutputError`, exit code 6) and leaves the dataset as a crash would.
 """
 
 from __future__ import annotations
@@ -19,15 +21,13 @@ import contextlib
 import errno
 import fcntl
 import functools
+import io
 import json
 import os
-import posixpath
-import re
 import shutil
 import socket
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
@@ -35,13 +35,15 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from analyzer.base import safefs
-from analyzer.base.errors import AnalyzerError, ExitCode, UnsafeLocation, UsageError
+from analyzer.base.errors import AnalyzerError, ExitCode, OutputError, UnsafeLocation, UsageError
+from analyzer.batch.manifest import FileSum, HashingWriter, UnitRecord, confined
 from analyzer.batch.plan import safe_name
-from analyzer.batch.schemas import FILE_SCHEMAS, MIGRATES_FROM, PARTITIONS, SCHEMA_VERSION, TABLES
+from analyzer.batch.schemas import FILE_SCHEMAS, MIGRATES_FROM, PARTITIONS, SCHEMA_VERSION
 
 META = "_dgtrace"
 #: the value hive readers (polars, DuckDB, pyarrow, Spark) read as null
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+_WRITE_BUFFER = 1 << 20
 
 
 class DatasetBusy(AnalyzerError):
@@ -50,38 +52,9 @@ class DatasetBusy(AnalyzerError):
     exit_code = ExitCode.BUSY
 
 
-@dataclass(frozen=True)
-class UnitRecord:
-    """What the manifest knows of a unit whose rows are in place."""
-
-    key: str
-    fingerprint: str
-    #: its partition files, relative to the dataset
-    outputs: tuple[str, ...]
-    rows: dict[str, int]
-    inputs: tuple[str, ...]
-    written_at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "fingerprint": self.fingerprint,
-            "outputs": list(self.outputs),
-            "rows": self.rows,
-            "inputs": list(self.inputs),
-            "written_at": self.written_at,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> UnitRecord:
-        return cls(
-            data["key"],
-            data["fingerprint"],
-            tuple(data["outputs"]),
-            dict(data["rows"]),
-            tuple(data["inputs"]),
-            data["written_at"],
-        )
+class DatasetUnusable(UsageError):
+    """A dataset this dgtrace cannot use as it is: another schema version, or a manifest that is not
+    one dgtrace wrote (the message says what to do)."""
 
 
 def fsync_dir(path: Path | int) -> None:
@@ -94,19 +67,6 @@ def fsync_dir(path: Path | int) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-#: a partition file as a unit record names it: within the dataset, in a table's hive layout
-_OUTPUT = re.compile(
-    r"(?P<table>[a-z_]+)/primary_db=[A-Za-z0-9._+%-]+/day=\d{4}-\d{2}-\d{2}/[A-Za-z0-9._+%-]+\.parquet"
-)
-
-
-def confined(rel: str) -> bool:
-    """Whether a path read from a unit record names a partition file inside the dataset (no absolute
-    path, no `..`, no other folder): a record naming anything else is not one dgtrace wrote."""
-    found = _OUTPUT.fullmatch(rel)
-    return found is not None and found["table"] in TABLES and ".." not in rel.split("/")
 
 
 class Dataset:
@@ -126,6 +86,8 @@ class Dataset:
         self._lock_fd: int | None = None
         #: descriptors of the root, META, tmp/ and units/ while locked
         self._fds: dict[str, int] = {}
+        #: files of the manifest found damaged and put right: (the file in the dataset, what was wrong, what was done)
+        self.healed: list[tuple[str, str, str]] = []
 
     # ------------------------------------------------------------------ lock
     @contextlib.contextmanager
@@ -135,24 +97,29 @@ class Dataset:
         Raises:
             DatasetBusy: another run holds it.
             UnsafeLocation: the dataset, or a folder or the lock in it, is one another user controls.
+            OutputError: the dataset's folders cannot be made (no permission, a read-only file system),
+                or `root` is a file.
+            UsageError: the folder it would be made in does not exist.
         """
         what = f"the dataset {self.root}"
-        try:
-            parent = safefs.open_folder(self.root.parent)
-        except (FileNotFoundError, NotADirectoryError):
-            missing = f"cannot write the dataset {self.root}: the folder {self.root.parent} does not exist"
-            raise UsageError(missing) from None
-        try:
-            self._fds["root"] = safefs.child_folder(parent, self.root.name or ".", str(self.root), what)
-            self._fds["meta"] = safefs.child_folder(self._fds["root"], META, str(self.meta), what)
-            self._fds["tmp"] = safefs.child_folder(self._fds["meta"], "tmp", str(self.tmp), what)
-            self._fds["units"] = safefs.child_folder(self._fds["meta"], "units", str(self.units_dir), what)
-            fd = self._open_lock()
-        except BaseException:
-            self._close()
-            raise
-        finally:
-            os.close(parent)
+        with self.writing("opening its folders"):
+            try:
+                parent = safefs.open_folder(self.root.parent)
+            except (FileNotFoundError, NotADirectoryError):
+                missing = f"cannot write the dataset {self.root}: the folder {self.root.parent} does not exist"
+                raise UsageError(missing) from None
+            try:
+                self._not_a_file(parent)
+                self._fds["root"] = safefs.child_folder(parent, self.root.name or ".", str(self.root), what)
+                self._fds["meta"] = safefs.child_folder(self._fds["root"], META, str(self.meta), what)
+                self._fds["tmp"] = safefs.child_folder(self._fds["meta"], "tmp", str(self.tmp), what)
+                self._fds["units"] = safefs.child_folder(self._fds["meta"], "units", str(self.units_dir), what)
+                fd = self._open_lock()
+            except BaseException:
+                self._close()
+                raise
+            finally:
+                os.close(parent)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -173,16 +140,28 @@ class Dataset:
             os.close(fd)  # closing releases the lock
             self._close()
 
+    def _not_a_file(self, parent: int) -> None:
+        """`--out` naming a file (not a link, which `child_folder` refuses as one) is a mistake, not an attack."""
+        try:
+            kind = os.stat(self.root.name or ".", dir_fd=parent, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            return
+        if not stat.S_ISDIR(kind) and not stat.S_ISLNK(kind):
+            raise OutputError(
+                f"cannot write the dataset {self.root}: it is a file, not a folder (--out names the dataset's folder)"
+            )
+
     def _open_lock(self) -> int:
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
         try:
             fd = os.open("lock", flags, 0o644, dir_fd=self._fds["meta"])
         except OSError as err:
-            if err.errno != errno.ELOOP:
+            if err.errno not in (errno.ELOOP, errno.EISDIR):
                 raise
+            kind = "a symbolic link" if err.errno == errno.ELOOP else "a folder"
             raise UnsafeLocation(
-                f"refusing to write the dataset {self.root}: {self.meta / 'lock'} is a symbolic link;"
-                " dgtrace follows no link in a dataset"
+                f"refusing to write the dataset {self.root}: {self.meta / 'lock'} is {kind}, not the lock file"
+                " dgtrace keeps there; dgtrace follows no link in a dataset and writes only files it made"
             ) from None
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or not safefs.trusted(info.st_uid):
@@ -203,7 +182,7 @@ class Dataset:
         return self._fds[name]
 
     @contextlib.contextmanager
-    def _folder(self, rel: PurePosixPath, *, create: bool) -> Iterator[int]:
+    def folder(self, rel: PurePosixPath, *, create: bool) -> Iterator[int]:
         """The folder `rel` inside the dataset, each step a real folder of this user (created when `create`)."""
         fd = safefs.descend(self._fd("root"), rel.parts, str(self.root), f"the dataset {self.root}", create=create)
         try:
@@ -211,24 +190,40 @@ class Dataset:
         finally:
             os.close(fd)
 
+    @contextlib.contextmanager
+    def writing(self, doing: str) -> Iterator[None]:
+        """An error of the operating system while the dataset is written (a full disk, no permission, a
+        read-only file system) as one line naming the dataset and what was being done (exit code 6)."""
+        try:
+            yield
+        except OSError as err:
+            reason = err.strerror or str(err)
+            raise OutputError(
+                f"cannot write the dataset {self.root}: {reason} ({doing}); what is in place stays whole"
+                " and the next run goes on from there"
+            ) from None
+
     # ------------------------------------------------------------------ files
-    def write_atomic(self, target: Path, write: Callable[[BinaryIO], None]) -> None:
-        """Write `target` (inside the dataset) through a temporary file in tmp/: flushed, renamed over
-        it (relative to the folders' descriptors), the rename flushed."""
+    def write_atomic(self, target: Path, write: Callable[[BinaryIO], None]) -> FileSum:
+        """Write `target` (inside the dataset) through a temporary file in tmp/: hashed as it is written,
+        flushed, renamed over it (relative to the folders' descriptors), the rename flushed.
+
+        Raises:
+            OutputError: it cannot be written (nothing is left of it in tmp/).
+        """
         rel = PurePosixPath(target.relative_to(self.root).as_posix())
         tmp = self._fd("tmp")
-        handle, part = safefs.create_exclusive(tmp, f"{os.getpid()}-", target.suffix, 0o644)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                write(out)
-                out.flush()
-                os.fsync(out.fileno())
-            with self._folder(rel.parent, create=True) as folder:
-                os.replace(part, rel.name, src_dir_fd=tmp, dst_dir_fd=folder)
-                fsync_dir(folder)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(part, dir_fd=tmp)
+        with self.writing(f"writing {rel}"):
+            handle, part = safefs.create_exclusive(tmp, f"{os.getpid()}-", target.suffix, 0o644)
+            try:
+                sums = _write_through(handle, write)
+                with self.folder(rel.parent, create=True) as folder:
+                    os.replace(part, rel.name, src_dir_fd=tmp, dst_dir_fd=folder)
+                    fsync_dir(folder)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(part, dir_fd=tmp)
+        return sums
 
     def write_json(self, target: Path, document: Any) -> None:
         text = json.dumps(document, indent=1, sort_keys=True) + "\n"
@@ -243,17 +238,23 @@ class Dataset:
         removed = 0
         prefix = f"{os.getpid()}-"
         tmp = self._fd("tmp")
-        for entry in list(os.scandir(tmp)):
-            if not mine_only or entry.name.startswith(prefix):
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.name, dir_fd=tmp)  # never follows a link inside
-                else:
-                    os.unlink(entry.name, dir_fd=tmp)
-                removed += 1
+        with self.writing("emptying _dgtrace/tmp"):
+            for entry in list(os.scandir(tmp)):
+                if not mine_only or entry.name.startswith(prefix):
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.name, dir_fd=tmp)  # never follows a link inside
+                    else:
+                        os.unlink(entry.name, dir_fd=tmp)
+                    removed += 1
         return removed
 
     # ------------------------------------------------------------------ metadata
     def read_json(self, name: str) -> Any:
+        """A JSON document of `_dgtrace/` (None when missing).
+
+        Raises:
+            ValueError: it is not JSON (or not UTF-8).
+        """
         if "meta" not in self._fds:  # reading a dataset (`dgtrace report`): nothing is written
             path = self.meta / name
             return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
@@ -262,11 +263,30 @@ class Dataset:
     def check_version(self, *, migrating: bool = False) -> int | None:
         """The dataset's schema version (None for a new dataset), when this dgtrace can use it: its
         own, or (`migrating`: `dgtrace batch`, which brings it up to date) one of `MIGRATES_FROM`.
+        A `dataset.json` that is not one dgtrace wrote is put right by `dgtrace batch` (`migrating`):
+        the version is in every partition file, and the rest is written again at the end of the run.
 
         Raises:
-            UsageError: a dataset of another version (the message says what to do).
+            DatasetUnusable: a dataset of another version, or (not `migrating`) whose dataset.json is
+                damaged (the message says what to do).
         """
-        described = self.read_json("dataset.json")
+        try:
+            described = self.read_json("dataset.json")
+            if described is not None and not isinstance(described, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as err:
+            where = self.meta / "dataset.json"
+            if not migrating:
+                raise DatasetUnusable(
+                    f"{where} is not one dgtrace wrote ({_first_line(err)}):"
+                    " run dgtrace batch on the dataset to put it right"
+                ) from None
+            found = self._version_of_files()
+            done = "written again at the end of the run" + (
+                "" if found is None else f" (schema version {found}, as its files say)"
+            )
+            self.healed.append((f"{META}/dataset.json", f"not one dgtrace wrote ({_first_line(err)})", done))
+            described = None if found is None else {"schema_version": found}
         if described is None:
             return None
         found = described.get("schema_version")
@@ -275,15 +295,29 @@ class Dataset:
         if found in MIGRATES_FROM:
             if migrating:
                 return int(found)
-            raise UsageError(
+            raise DatasetUnusable(
                 f"{self.root} holds a dataset of schema version {found}; this dgtrace reads version {SCHEMA_VERSION}:"
                 f" run dgtrace batch on it once (with its inputs, --out {self.root}) to bring it to version"
                 f" {SCHEMA_VERSION} in place: its rows are kept, and inputs it has read are not read again"
             )
-        raise UsageError(
+        raise DatasetUnusable(
             f"{self.root} holds a dataset of schema version {found}; this dgtrace "
             f"writes version {SCHEMA_VERSION}: write a new dataset with another --out"
         )
+
+    def _version_of_files(self) -> int | None:
+        """The schema version its partition files say (in their metadata), from the first unit record
+        whose first file says one; None when no file does (a new dataset)."""
+        for record in self.units().values():
+            for rel in record.outputs[:1]:
+                path = PurePosixPath(rel)
+                with contextlib.suppress(OSError, ValueError, pl.exceptions.PolarsError, UnsafeLocation):
+                    with self.folder(path.parent, create=False) as folder:
+                        fd = safefs.open_file(folder, path.name)
+                    if fd is not None:
+                        with os.fdopen(fd, "rb") as handle:
+                            return int(pl.read_parquet_metadata(handle)["dgtrace.schema_version"])
+        return None
 
     def describe(self, settings: dict[str, Any]) -> None:
         """dataset.json: the layout and the settings (rewritten only when they change)."""
@@ -294,7 +328,11 @@ class Dataset:
             "settings": settings,
             "tables": {name: {c: str(t) for c, t in cols.items()} for name, cols in FILE_SCHEMAS.items()},
         }
-        if self.read_json("dataset.json") != json.loads(json.dumps(document)):
+        try:
+            same = self.read_json("dataset.json") == json.loads(json.dumps(document))
+        except ValueError:
+            same = False
+        if not same:
             self.write_json(self.meta / "dataset.json", document)
 
     def units(self) -> dict[str, UnitRecord]:
@@ -312,13 +350,22 @@ class Dataset:
             for name in sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json")):
                 try:
                     record = UnitRecord.from_json(_load(folder, name))
-                    if not all(isinstance(rel, str) and confined(rel) for rel in record.outputs):
-                        raise ValueError("a file outside the dataset")
-                except (ValueError, KeyError, TypeError, AttributeError, UnsafeLocation):
-                    os.unlink(name, dir_fd=folder)  # written atomically, so never half: foreign; run the unit again
+                except (ValueError, KeyError, TypeError, AttributeError, UnsafeLocation) as err:
+                    if "units" in self._fds:  # written atomically, so never half: foreign; run the unit again
+                        with self.writing(f"removing {META}/units/{name}"):
+                            os.unlink(name, dir_fd=folder)
+                        why = f"not a unit record dgtrace wrote ({_first_line(err)})"
+                        self.healed.append((f"{META}/units/{name}", why, "removed: its unit runs again"))
                     continue
                 records[record.key] = record
             return records
+
+    def record(self, key: str) -> UnitRecord | None:
+        """The record of one unit (None: none, or one that is not a record dgtrace wrote)."""
+        try:
+            return UnitRecord.from_json(_load(self._fd("units"), self._record_name(key)))
+        except (ValueError, KeyError, TypeError, AttributeError, UnsafeLocation):
+            return None
 
     def _record_name(self, key: str) -> str:
         return f"{safe_name(key)}.json"
@@ -326,70 +373,27 @@ class Dataset:
     def _record_path(self, key: str) -> Path:
         return self.units_dir / self._record_name(key)
 
-    # ------------------------------------------------------------------ sweep
-    def sweep(self) -> int:
-        """Remove temporary files, unit records whose files are missing, and every partition file
-        no unit record names (left by a run that was killed); returns the files removed. Links in
-        the dataset are removed as names, never followed."""
-        removed = self.remove_temporary(mine_only=False)
-        live: set[str] = set()
-        for key, record in self.units().items():
-            if all(self._is_file(rel) for rel in record.outputs):
-                live.update(record.outputs)
-            else:
-                self.forget(key)
-        root = self._fd("root")
-        for table in TABLES:
-            try:
-                info = os.stat(table, dir_fd=root, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            if not stat.S_ISDIR(info.st_mode):
-                raise UnsafeLocation(
-                    f"refusing to write the dataset {self.root}: {self.root / table} is not a folder"
-                    " (a symbolic link?); dgtrace follows no link in a dataset"
-                )
-            with self._folder(PurePosixPath(table), create=False) as top:
-                for here, dirs, files, fd in os.fwalk(".", topdown=False, follow_symlinks=False, dir_fd=top):
-                    for name in [*files, *dirs]:
-                        rel = posixpath.normpath(posixpath.join(table, here, name))
-                        kind = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-                        if stat.S_ISDIR(kind):
-                            with contextlib.suppress(OSError):  # removed when empty
-                                os.rmdir(name, dir_fd=fd)
-                        elif rel not in live or not stat.S_ISREG(kind):
-                            os.unlink(name, dir_fd=fd)
-                            removed += 1
-        return removed
-
-    def _is_file(self, rel: str) -> bool:
-        """Whether the partition file `rel` is a regular file in place (no link on the way)."""
-        path = PurePosixPath(rel)
-        try:
-            with self._folder(path.parent, create=False) as folder:
-                return stat.S_ISREG(os.stat(path.name, dir_fd=folder, follow_symlinks=False).st_mode)
-        except (FileNotFoundError, UnsafeLocation):
-            return False
-
-    def _unlink(self, rel: str) -> None:
+    def unlink(self, rel: str) -> None:
         """Remove the partition file `rel` (confined to the dataset; a missing one is fine)."""
         path = PurePosixPath(rel)
         if not confined(rel):
             return
-        try:
-            with self._folder(path.parent, create=False) as folder:
-                os.unlink(path.name, dir_fd=folder)
-        except (FileNotFoundError, UnsafeLocation):
-            pass
+        with self.writing(f"removing {rel}"):
+            try:
+                with self.folder(path.parent, create=False) as folder:
+                    os.unlink(path.name, dir_fd=folder)
+            except (FileNotFoundError, UnsafeLocation):
+                pass
 
     def forget(self, key: str) -> None:
         """Remove a unit's record (its files become unnamed: the sweep would remove them)."""
         units = self._fd("units")
-        try:
-            os.unlink(self._record_name(key), dir_fd=units)
-        except FileNotFoundError:
-            return
-        fsync_dir(units)
+        with self.writing(f"removing the record of the unit {key}"):
+            try:
+                os.unlink(self._record_name(key), dir_fd=units)
+            except FileNotFoundError:
+                return
+            fsync_dir(units)
 
     # ------------------------------------------------------------------ units
     def commit(
@@ -404,27 +408,27 @@ class Dataset:
         """Put a unit's rows in place and record them (see the module docstring for the order);
         a table without rows gets an empty file in the unit's own partition (`home`), so that every
         table of a dataset can be read, with its columns, as soon as one unit is in place."""
-        old = self.units().get(key)
+        old = self.record(key)
         self.forget(key)
-        outputs: list[str] = []
+        sums: dict[str, FileSum] = {}
         rows: dict[str, int] = {}
         for table, frame in tables.items():
             rows[table] = frame.height
             for (db, day), part in _partitions(frame, home):
                 target = self.root / table / _partition_dir(db, day) / f"{name}.parquet"
-                self.put_file(target, table, part)
-                outputs.append(target.relative_to(self.root).as_posix())
-        for stale in set(old.outputs if old else ()) - set(outputs):
-            self._unlink(stale)
-        record = UnitRecord(key, fingerprint, tuple(outputs), rows, tuple(inputs), datetime.now(UTC).isoformat())
+                sums[target.relative_to(self.root).as_posix()] = self.put_file(target, table, part)
+        for stale in set(old.outputs if old else ()) - set(sums):
+            self.unlink(stale)
+        record = UnitRecord(key, fingerprint, tuple(sums), rows, tuple(inputs), datetime.now(UTC).isoformat(), sums)
         self.put_record(record)
         return record
 
-    def put_file(self, target: Path, table: str, frame: pl.DataFrame) -> None:
-        """Write one partition file of `table` (its stored columns, this version in its metadata) atomically."""
+    def put_file(self, target: Path, table: str, frame: pl.DataFrame) -> FileSum:
+        """Write one partition file of `table` (its stored columns, this version in its metadata)
+        atomically; its size, modification time and SHA-256 as written."""
         stored = frame.select(FILE_SCHEMAS[table].names())
         metadata = {"dgtrace.schema_version": str(SCHEMA_VERSION), "dgtrace.table": table}
-        self.write_atomic(target, functools.partial(_write_parquet, stored, metadata))
+        return self.write_atomic(target, functools.partial(_write_parquet, stored, metadata))
 
     def put_record(self, record: UnitRecord) -> None:
         """Write a unit's record (atomically): its files are in place."""
@@ -434,7 +438,29 @@ class Dataset:
         """Remove a unit that the plan no longer has: its record first, then its files."""
         self.forget(record.key)
         for rel in record.outputs:
-            self._unlink(rel)
+            self.unlink(rel)
+
+
+def _write_through(fd: int, write: Callable[[BinaryIO], None]) -> FileSum:
+    """Run `write` on a buffered writer onto `fd` that hashes what it writes; flush it to disk; the sums.
+    The operating system's error is raised as it is (polars wraps it in its own)."""
+    raw = HashingWriter(fd)
+    try:
+        try:
+            with io.BufferedWriter(raw, _WRITE_BUFFER) as out:
+                write(out)
+        except Exception:
+            if raw.error is not None:
+                raise raw.error from None
+            raise
+        os.fsync(fd)
+        return raw.sums()
+    finally:
+        os.close(fd)
+
+
+def _first_line(err: BaseException) -> str:
+    return str(err).splitlines()[0][:200] if str(err) else type(err).__name__
 
 
 def _write_parquet(frame: pl.DataFrame, metadata: dict[str, str], out: BinaryIO) -> None:

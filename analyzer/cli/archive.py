@@ -29,7 +29,9 @@ BATCH_EXAMPLES = """Examples:
 
   dgtrace batch '/share/traces/*/2024-12-*' --out /data/dg-dataset --tz -07:00 --workers 4
 
-  dgtrace batch /share/traces --out /data/dg-dataset --engine dask --scheduler tcp://sched01:8786 --format json"""
+  dgtrace batch /share/traces --out /data/dg-dataset --engine dask --scheduler tcp://sched01:8786 --format json
+
+  dgtrace batch /share/traces --out /data/dg-dataset --verify"""
 
 
 @app.command("batch", cls=Command, epilog=BATCH_EXAMPLES)
@@ -69,6 +71,14 @@ def batch_command(
         list[str] | None, typer.Option("--clock-offset", metavar="HOST=MS", help="As for analyze.")
     ] = None,
     max_total: Annotated[str, typer.Option("--max-total-bytes", metavar="SIZE", help="As for analyze.")] = "64GiB",
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Hash every file of the dataset and compare it with the SHA-256 recorded when it was written"
+            " (each run compares sizes and times); damaged units are rebuilt from their inputs.",
+        ),
+    ] = False,
 ) -> None:
     """Turn archived traces into a Parquet dataset, incrementally (see "Batch over archives" in the README)."""
     with guard():
@@ -86,7 +96,7 @@ def batch_command(
             say(f"dgtrace: warning: {warning}")
         try:
             with progress(lambda label: label) as hook:
-                summary = run_batch(paths, out, settings, spec, progress=hook)
+                summary = run_batch(paths, out, settings, spec, progress=hook, verify=verify)
         except Interrupted as stop:
             err.print(f"dgtrace: {stop.message}; the dataset is consistent, the next run goes on", markup=False)
             stopped = stop.signum

@@ -24,15 +24,17 @@ def render_summary_text(summary: RunSummary, out: TextIO) -> None:
             " in place (its rows kept, no input read again)\n"
         )
     out.write(
-        f"inputs: {i.get('seen', 0):,} seen: {i.get('new', 0):,} new, {i.get('changed', 0):,} changed,"
-        f" {i.get('unchanged', 0):,} unchanged, {i.get('moved', 0):,} moved, {i.get('gone', 0):,} gone;"
-        f" {i.get('sources', 0):,} trace files known, {i.get('skipped', 0):,} inputs skipped\n"
+        f"inputs: {i.get('seen', 0):,} files seen, {i.get('known', 0):,} known: {i.get('new', 0):,} new,"
+        f" {i.get('changed', 0):,} changed, {i.get('unchanged', 0):,} unchanged, {i.get('moved', 0):,} moved,"
+        f" {i.get('gone', 0):,} gone; {i.get('entries', 0):,} files and archive members:"
+        f" {i.get('sources', 0):,} traces read, {i.get('skipped', 0):,} skipped\n"
     )
     for reason, count in document["skipped_by_reason"].items():
         out.write(f"  skipped {count:,}: {reason}\n")
     out.write(
         f"units (configuration x day): {u.get('planned', 0):,} planned, {u.get('run', 0):,} run,"
-        f" {u.get('unchanged', 0):,} unchanged, {u.get('retired', 0):,} retired, {u.get('failed', 0):,} failed\n"
+        f" {u.get('unchanged', 0):,} unchanged, {u.get('retired', 0):,} retired, {u.get('repaired', 0):,} repaired,"
+        f" {u.get('failed', 0):,} failed\n"
     )
     out.write(
         f"writes: {w.get('added', 0):,} added, {w.get('replaced', 0):,} replaced by {w.get('rewritten', 0):,},"
@@ -42,5 +44,14 @@ def render_summary_text(summary: RunSummary, out: TextIO) -> None:
         out.write(f"damaged: {item['input']}: {item['reason']}\n")
     for item in summary.failed:
         out.write(f"failed: unit {item['unit']}: {item['error']}\n")
+    v = summary.verified
+    if v:
+        how = "hashed" if v.get("all_hashed") else f"sizes and times compared, {v.get('hashed', 0):,} hashed"
+        out.write(
+            f"dataset checked: {v.get('files', 0):,} files ({how}), {v.get('damaged_units', 0):,} units damaged\n"
+        )
+    for item in summary.repaired:
+        where = f"unit {item['unit']}: {item['file']}" if item["unit"] else item["file"]
+        out.write(f"repaired: {where}: {item['problem']}: {item['outcome']}\n")
     if summary.swept_files:
         out.write(f"removed {summary.swept_files:,} files an interrupted run had left\n")

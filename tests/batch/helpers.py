@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -45,6 +46,18 @@ def writes(dataset: Path) -> pl.DataFrame:
 
 def batch(share: Path, dataset: Path, engine: EngineSpec = INLINE) -> RunSummary:
     return run_batch([str(share)], dataset, engine=engine)
+
+
+def unit_tables(db: str | None, day: date, writes: int) -> dict[str, pl.DataFrame]:
+    """A unit's tables as `Dataset.commit` takes them: `writes` rows of nulls in `writes`, the others empty."""
+    from analyzer.batch.schemas import FILE_SCHEMAS
+
+    frames = {}
+    for name, columns in FILE_SCHEMAS.items():
+        rows = writes if name == "writes" else 0
+        frame = pl.DataFrame({c: [None] * rows for c in columns.names()}, schema=columns)
+        frames[name] = frame.with_columns(primary_db=pl.lit(db, pl.String), day=pl.lit(day, pl.Date))
+    return frames
 
 
 def check_against_truth(dataset: Path, expected: pl.DataFrame) -> None:

@@ -36,7 +36,7 @@ def as_version_1(dataset: Path, units: dict[str, Unit]) -> None:
     """A version-2 dataset as the release of version 1 wrote it (checked file by file against one it
     wrote: the same rows, columns and Parquet metadata, dataset.json, inputs.json and unit records
     but their `written_at`): without the columns version 2 added, version 1 said everywhere, and
-    the unit records' fingerprints as version 1 computed them."""
+    the unit records' fingerprints as version 1 computed them, without the files' sums."""
     for path in sorted(dataset.rglob("*.parquet")):
         table = path.relative_to(dataset).parts[0]
         frame = pl.read_parquet(path, hive_partitioning=False).drop(ADDED.get(table, []))
@@ -56,8 +56,13 @@ def as_version_1(dataset: Path, units: dict[str, Unit]) -> None:
 
     rewrite(meta / "dataset.json", described)
     rewrite(meta / "inputs.json", lambda document: document.update(schema_version=1))
+
+    def recorded(record: dict[str, Any]) -> None:
+        record.update(fingerprint=units[record["key"]].fingerprint(1))
+        del record["files"]  # version 1 kept no sums of the files
+
     for path in (meta / "units").glob("*.json"):
-        rewrite(path, lambda record: record.update(fingerprint=units[record["key"]].fingerprint(1)))
+        rewrite(path, recorded)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analyzer.batch.configs import by_adr_path
-from analyzer.batch.plan import ALERT_LOG, NO_STAMP, UNKNOWN, Settings, SkippedInput, plan_units, safe_name
+from analyzer.batch.plan import ALERT_LOG, NO_STAMP, Settings, SkippedInput, plan_units, safe_name
 from tests.batch.test_configs import source
 
 
@@ -64,10 +64,12 @@ def test_skipped_inputs_are_listed_with_the_day_of_their_neighbours() -> None:
     sources = _pair("2024-10-22")
     trm = SkippedInput("/a/salesdb01/2024-10-22/p.trm", "trace map", False, "2026-01-01", "sales")
     stray = SkippedInput("/a/readme.txt", "not a trace", False, "2026-01-01", None)
-    units, _ = plan_units(sources, [trm, stray], by_adr_path, Settings())
+    late = SkippedInput("/a/salesdb01/2024-10-25/q.trm", "trace map", False, "2024-10-25", "sales")
+    units, _ = plan_units(sources, [trm, stray, late], by_adr_path, Settings())
     assert units["sales+salesdr/2024-10-22"].skipped == (trm,)
-    assert units[f"{UNKNOWN}/2026-01-01"].skipped == (stray,)
-    assert units[f"{UNKNOWN}/2026-01-01"].sources == ()
+    # files that are not traces make no unit: not one of their own, nor one of a day without traces
+    assert set(units) == {"sales+salesdr/2024-10-22"}
+    assert all(u.sources for u in units.values())
 
 
 def test_a_source_without_stamps_is_skipped() -> None:

@@ -122,7 +122,7 @@ def test_other_generations(version: str, tmp_path: Path) -> None:
     simulate_share(share, ShareOptions(configs=2, days=2, writes=30, format_version=version, seed=3))
     summary = batch(share, tmp_path / "ds")
     check_against_truth(tmp_path / "ds", truth(share))
-    assert summary.units["planned"] == (9 if version == "11.2" else 5)  # 2 configurations x 4 or 2 days, + unknown
+    assert summary.units["planned"] == (8 if version == "11.2" else 4)  # 2 configurations x 4 or 2 days
 
 
 def test_async_shipments_have_their_own_table(tmp_path: Path) -> None:

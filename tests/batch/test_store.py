@@ -18,6 +18,7 @@ import pytest
 from analyzer.base.errors import ExitCode, UsageError
 from analyzer.batch.schemas import FILE_SCHEMAS, SCHEMA_VERSION
 from analyzer.batch.store import NULL_PARTITION, Dataset, DatasetBusy
+from tests.batch.helpers import unit_tables as _tables
 
 HOLD = """
 import sys, time
@@ -27,15 +28,6 @@ with Dataset(Path(sys.argv[1])).locked():
     print("locked", flush=True)
     time.sleep(60)
 """
-
-
-def _tables(db: str | None, day: date, writes: int) -> dict[str, pl.DataFrame]:
-    frames = {}
-    for name, columns in FILE_SCHEMAS.items():
-        rows = writes if name == "writes" else 0
-        frame = pl.DataFrame({c: [None] * rows for c in columns.names()}, schema=columns)
-        frames[name] = frame.with_columns(primary_db=pl.lit(db, pl.String), day=pl.lit(day, pl.Date))
-    return frames
 
 
 def test_second_writer_is_refused_and_a_killed_holder_holds_nothing(tmp_path: Path) -> None:
@@ -96,32 +88,6 @@ def test_recommit_replaces_and_retire_removes(tmp_path: Path) -> None:
         assert all(not (tmp_path / p).exists() for p in first.outputs)  # moved to another partition: old files gone
         assert pl.scan_parquet(tmp_path / "writes").collect().height == 2
         ds.retire(second)
-    assert ds.units() == {}
-    assert not list((tmp_path / "writes").rglob("*.parquet"))
-
-
-def test_sweep_removes_what_a_killed_run_left(tmp_path: Path) -> None:
-    ds = Dataset(tmp_path)
-    day = date(2024, 10, 22)
-    with ds.locked():
-        kept = ds.commit("u/2024-10-22", "f1", "u", ("sales", day), _tables("sales", day, 5), [])
-        half = ds.commit("v/2024-10-22", "f1", "v", ("hr", day), _tables("hr", day, 4), [])
-        ds.forget("v/2024-10-22")  # killed after removing v's record, before writing it again
-        (tmp_path / "_dgtrace" / "tmp" / "123-abc.parquet").write_bytes(b"PAR1 half written")
-        assert ds.sweep() == len(half.outputs) + 1
-    assert all((tmp_path / p).is_file() for p in kept.outputs)
-    assert all(not (tmp_path / p).exists() for p in half.outputs)
-    assert not (tmp_path / "writes" / "primary_db=hr").exists()
-    assert pl.scan_parquet(tmp_path / "writes").collect().height == 5
-
-
-def test_a_record_whose_files_are_missing_is_forgotten(tmp_path: Path) -> None:
-    ds = Dataset(tmp_path)
-    day = date(2024, 10, 22)
-    with ds.locked():
-        record = ds.commit("u/2024-10-22", "f1", "u", ("sales", day), _tables("sales", day, 5), [])
-        (tmp_path / record.outputs[0]).unlink()
-        ds.sweep()
     assert ds.units() == {}
     assert not list((tmp_path / "writes").rglob("*.parquet"))
 
