@@ -170,10 +170,8 @@ def child_folder(parent: int, name: str, label: str, what: str, *, create: bool 
     except OSError as err:
         if err.errno in (errno.ELOOP, errno.ENOTDIR):
             link = stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
-            kind = "a symbolic link" if link else "not a folder"
-            raise UnsafeLocation(
-                f"refusing to write {what}: {label} is {kind}; dgtrace follows no link there"
-            ) from None
+            kind = "a symbolic link; dgtrace follows no link there" if link else "not a folder: dgtrace did not make it"
+            raise UnsafeLocation(f"refusing to write {what}: {label} is {kind}") from None
         raise
     try:
         check_folder(fd, label, what)

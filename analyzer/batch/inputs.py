@@ -82,7 +82,8 @@ def _typed(cls: type[_T], data: Any) -> _T:
     hints = typing.get_type_hints(cls)
     for name, value in data.items():
         if name in hints and not _fits(value, hints[name]):
-            raise TypeError(f"{name} of a {cls.__name__} is {type(value).__name__}, not {hints[name]}")
+            declared = getattr(hints[name], "__name__", str(hints[name]))
+            raise TypeError(f"the {name} of a {cls.__name__} is {type(value).__name__}, not {declared}")
     return cls(**data)
 
 
@@ -143,7 +144,9 @@ def load_records(document: Any) -> dict[str, FileRecord]:
     for path, data in document["files"].items():
         try:
             records[path] = FileRecord.from_json(data)
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
+        except KeyError as err:
+            raise ValueError(f"the record of {path} has no {err.args[0]}") from None
+        except (TypeError, ValueError, AttributeError) as err:
             raise ValueError(f"the record of {path}: {err}") from None
     return records
 

@@ -124,8 +124,8 @@ def run_batch(
             migrate(dataset, settings.to_json())
             summary.migrated_from = version
         spill.sweep(Path(tempfile.gettempdir()))  # also when no unit runs (each unit sweeps as it starts)
-        recorded = dataset.read_json("inputs.json")
-        found = scan(paths, _known(dataset, recorded), settings.zones, settings.limits, progress, dataset=str(out))
+        recorded, known = _known(dataset)
+        found = scan(paths, known, settings.zones, settings.limits, progress, dataset=str(out))
         units, unplaced = plan_units(found.sources(), found.skipped(), grouping, settings)
         summary.skipped = [
             {"input": s.label, "reason": s.reason, "partial": s.partial} for s in [*found.skipped(), *unplaced]
@@ -180,19 +180,21 @@ def run_batch(
     return summary
 
 
-def _known(dataset: Dataset, recorded: Any) -> dict[str, FileRecord]:
-    """The inputs the manifest records.
+def _known(dataset: Dataset) -> tuple[Any, dict[str, FileRecord]]:
+    """inputs.json, and the inputs it records.
 
     Raises:
         DatasetUnusable: inputs.json is not one dgtrace wrote.
     """
     try:
-        return load_records(recorded)
+        recorded = dataset.read_json("inputs.json")
+        return recorded, load_records(recorded)
     except ValueError as err:
         raise DatasetUnusable(
-            f"{dataset.meta / 'inputs.json'}, the record of the dataset's inputs, is not one dgtrace wrote ({err});"
-            " restore it from a backup, or move it away and run dgtrace batch again over all the inputs of the"
-            " dataset: it is made again from them (the units of inputs no longer there are then removed)"
+            f"{dataset.meta / 'inputs.json'}, the record of the dataset's inputs, is not one dgtrace wrote"
+            f" ({str(err).splitlines()[0][:200]}); restore it from a backup, or move it away and run dgtrace batch"
+            " again over all the inputs of the dataset: it is made again from them (the units of inputs no longer"
+            " there are then removed)"
         ) from None
 
 
@@ -201,8 +203,9 @@ def _what_was_found(summary: RunSummary) -> str:
     reasons = Counter(_reason_kind(s["reason"]).split(":")[0] for s in summary.skipped).most_common()
     listed = "; ".join(f"{n} {reason}" for reason, n in reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
     gone, skipped = summary.inputs.get("sources", 0), len(summary.skipped)
-    found = [f"{gone} traces read by earlier runs, no longer there"] if gone else []
-    found += [f"{skipped} files or archive members skipped: {listed}"] if skipped else []
+    found = [f"{gone} trace{'s' if gone > 1 else ''} read by earlier runs, no longer there"] if gone else []
+    entries = "file or archive member" if skipped == 1 else "files or archive members"
+    found += [f"{skipped} {entries} skipped: {listed}"] if skipped else []
     return "; ".join(found) or "no file at all"
 
 

@@ -102,7 +102,7 @@ class Dataset:
             UsageError: the folder it would be made in does not exist.
         """
         what = f"the dataset {self.root}"
-        with self.writing("opening its folders"):
+        with self.writing("opening its folders and its lock", started=False):
             try:
                 parent = safefs.open_folder(self.root.parent)
             except (FileNotFoundError, NotADirectoryError):
@@ -191,17 +191,15 @@ class Dataset:
             os.close(fd)
 
     @contextlib.contextmanager
-    def writing(self, doing: str) -> Iterator[None]:
+    def writing(self, doing: str, *, started: bool = True) -> Iterator[None]:
         """An error of the operating system while the dataset is written (a full disk, no permission, a
         read-only file system) as one line naming the dataset and what was being done (exit code 6)."""
         try:
             yield
         except OSError as err:
             reason = err.strerror or str(err)
-            raise OutputError(
-                f"cannot write the dataset {self.root}: {reason} ({doing}); what is in place stays whole"
-                " and the next run goes on from there"
-            ) from None
+            after = "; what is in place stays whole and the next run goes on from there" if started else ""
+            raise OutputError(f"cannot write the dataset {self.root}: {reason} ({doing}){after}") from None
 
     # ------------------------------------------------------------------ files
     def write_atomic(self, target: Path, write: Callable[[BinaryIO], None]) -> FileSum:
@@ -274,6 +272,8 @@ class Dataset:
             described = self.read_json("dataset.json")
             if described is not None and not isinstance(described, dict):
                 raise ValueError("not a JSON object")
+            if described is not None and type(described.get("schema_version")) is not int:
+                raise ValueError(f"its schema_version is {described.get('schema_version')!r}")
         except ValueError as err:
             where = self.meta / "dataset.json"
             if not migrating:

@@ -47,9 +47,9 @@ def render_summary_text(summary: RunSummary, out: TextIO) -> None:
     v = summary.verified
     if v:
         how = "hashed" if v.get("all_hashed") else f"sizes and times compared, {v.get('hashed', 0):,} hashed"
-        out.write(
-            f"dataset checked: {v.get('files', 0):,} files ({how}), {v.get('damaged_units', 0):,} units damaged\n"
-        )
+        damaged = v.get("damaged_units", 0)
+        units = "unit" if damaged == 1 else "units"
+        out.write(f"dataset checked: {v.get('files', 0):,} files ({how}), {damaged:,} {units} damaged\n")
     for item in summary.repaired:
         where = f"unit {item['unit']}: {item['file']}" if item["unit"] else item["file"]
         out.write(f"repaired: {where}: {item['problem']}: {item['outcome']}\n")

@@ -44,8 +44,8 @@ def writes(dataset: Path) -> pl.DataFrame:
     return pl.scan_parquet(dataset / "writes").collect()
 
 
-def batch(share: Path, dataset: Path, engine: EngineSpec = INLINE) -> RunSummary:
-    return run_batch([str(share)], dataset, engine=engine)
+def batch(share: Path, dataset: Path, engine: EngineSpec = INLINE, *, verify: bool = False) -> RunSummary:
+    return run_batch([str(share)], dataset, engine=engine, verify=verify)
 
 
 def unit_tables(db: str | None, day: date, writes: int) -> dict[str, pl.DataFrame]:

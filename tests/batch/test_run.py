@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
+import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -12,7 +14,7 @@ import pytest
 
 from analyzer.api import analyze
 from analyzer.base.errors import ExitCode, Interrupted, NoInputError, UsageError
-from analyzer.batch.run import run_batch
+from analyzer.batch.run import RunSummary, run_batch
 from analyzer.batch.store import Dataset
 from tests.batch.helpers import INLINE, batch, check_against_truth, copy_share, snapshot, truth, writes
 
@@ -96,14 +98,72 @@ def test_interrupted_run_leaves_a_dataset_the_next_run_completes(
     check_against_truth(out, truth(one_day))
 
 
+def test_a_damaged_unit_is_rebuilt_from_its_inputs(one_day: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    batch(one_day, out)
+    cut = next((out / "writes" / "primary_db=hr").rglob("*.parquet"))
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
+    repaired = batch(one_day, out)
+    assert repaired.exit_code is ExitCode.OK and repaired.units["repaired"] == repaired.units["run"] == 1
+    assert [(r["unit"], r["outcome"]) for r in repaired.repaired] == [("hr+hrdr/2024-10-22", "rebuilt from its inputs")]
+    check_against_truth(out, truth(one_day))
+    assert batch(one_day, out, verify=True).repaired == []
+
+
+def test_every_input_is_counted_once(one_day: Path, tmp_path: Path) -> None:
+    """known = new + changed + unchanged + moved + gone (files); entries = sources + skipped (files and
+    archive members: each read into a unit or skipped, never both); checked against what the manifest
+    and the dataset's `files` table hold, over a share with an archive, copies, a damaged file, files
+    that are not traces, and a second night with a file gone, one moved and one new."""
+    share = copy_share(one_day, tmp_path / "share")
+    rfs = next(share.rglob("hrdr1_rfs_*.trc"))
+    with zipfile.ZipFile(share / "upload.zip", "w") as archive:
+        archive.write(rfs, "copy/" + rfs.name)  # the same content as a file of the share: read once
+        archive.writestr("copy/readme.txt", "what this is\n")
+    (share / "cut.trc.gz").write_bytes(gzip.compress(rfs.read_bytes())[:-64])
+    (share / "empty.trc").write_bytes(b"")
+    out = tmp_path / "ds"
+
+    def counted(summary: RunSummary) -> None:
+        i = summary.inputs
+        assert i["known"] == i["new"] + i["changed"] + i["unchanged"] + i["moved"] + i["gone"]
+        assert i["entries"] == i["sources"] + i["skipped"]
+        document = json.loads((out / "_dgtrace" / "inputs.json").read_text())
+        labels = {s["label"] for f in document["files"].values() for s in [*f["sources"], *f["skipped"]]}
+        assert i["known"] == len(document["files"]) and i["entries"] == len(labels)
+        files = pl.scan_parquet(out / "files").collect()
+        assert i["sources"] == files.filter(pl.col("status") != "skipped")["file"].n_unique()
+
+    first = batch(share, out)
+    counted(first)
+    assert first.inputs["entries"] == first.inputs["known"] + 2 - 1  # the archive counts as its two members
+    assert first.exit_code is ExitCode.PARTIAL  # the cut .gz
+    before = first.writes["total"]
+    (share / "empty.trc").unlink()  # gone
+    shutil.move(share / "upload.zip", share / "moved.zip")  # moved
+    nss = next(share.rglob("hr1_nss*.trc"))
+    shutil.copy(nss, nss.with_name("hr1_nss2_99999.trc"))  # new, a copy
+    second = batch(share, out)
+    counted(second)
+    assert (second.inputs["gone"], second.inputs["moved"], second.inputs["new"]) == (1, 1, 1)
+    w = second.writes
+    assert w["total"] == before + w["added"] - w["removed"] - w["replaced"] + w["rewritten"]
+    check_against_truth(out, truth(share))
+
+
 def test_exit_codes(one_day: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         run_batch([str(tmp_path / "nothing-here")], tmp_path / "ds", engine=INLINE)
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "notes.txt").write_text("no trace here\n")
-    with pytest.raises(NoInputError):
+    with pytest.raises(
+        NoInputError, match=r"no trace file found in .* \(1 file or archive member skipped: 1 not a trace file"
+    ):
         run_batch([str(empty)], tmp_path / "ds", engine=INLINE)
+    assert not list((tmp_path / "ds").rglob("*.parquet")) and not list(
+        (tmp_path / "ds" / "_dgtrace" / "units").iterdir()
+    )
     share = copy_share(one_day, tmp_path / "share")
     rfs = next(share.rglob("*_rfs_*.trc"))
     (rfs.parent / ("x_" + rfs.name + ".gz")).write_bytes(gzip.compress(rfs.read_bytes())[:-64])
