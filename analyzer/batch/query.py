@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import polars as pl
 
 from analyzer.base.errors import NoInputError, UsageError
 from analyzer.batch.schemas import FILE_SCHEMAS, PARTITION_SCHEMA, SCHEMAS, TREND
-from analyzer.batch.store import META, Dataset
+from analyzer.batch.store import META, Dataset, DatasetUnusable
 
 
 def scan_table(root: Path, table: str) -> pl.LazyFrame:
@@ -42,6 +43,7 @@ def trend(
 
     Raises:
         UsageError, NoInputError: as `scan_table`.
+        DatasetUnusable: a file of the dataset cannot be read (`dgtrace batch` rebuilds it).
     """
     daily = scan_table(root, "daily")
     if since is not None:
@@ -53,7 +55,18 @@ def trend(
             pl.col("primary_db").is_in(dbs)
             | pl.col("standby_db").str.split(",").list.set_intersection(dbs).list.len().gt(0)
         )
-    rows = daily.select(TREND.names()).collect().cast(TREND)
+    try:
+        rows = daily.select(TREND.names()).collect().cast(TREND)
+    except (pl.exceptions.ComputeError, OSError) as err:
+        raise DatasetUnusable(
+            f"a file of the dataset {root} cannot be read ({_printable(str(err))}):"
+            " run dgtrace batch on it (with --verify to check every file): damaged units are rebuilt from their inputs"
+        ) from None
     return rows.sort(
         ["total_p99_ms", "slow_writes", "day", "primary_db"], descending=[True, True, True, False], nulls_last=True
     )
+
+
+def _printable(text: str) -> str:
+    """The first line of a reader's error, its bytes that are not printable ASCII as `?` (they may be the file's)."""
+    return re.sub(r"[^\x20-\x7e]", "?", text.splitlines()[0][:160] if text else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from analyzer.base.errors import NoInputError, UsageError
 from analyzer.batch.query import scan_table, trend
 from analyzer.batch.schemas import SCHEMA_VERSION, SCHEMAS, TABLES, TREND
+from analyzer.batch.store import DatasetUnusable
 from tests.batch.helpers import batch, truth
 
 
@@ -81,3 +83,13 @@ def test_not_a_dataset(tmp_path: Path) -> None:
     (tmp_path / "_dgtrace" / "dataset.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION}))
     with pytest.raises(NoInputError):
         scan_table(tmp_path, "daily")
+
+
+def test_a_damaged_file_is_named_with_what_to_do(dataset: Path, tmp_path: Path) -> None:
+    damaged = tmp_path / "ds"
+    shutil.copytree(dataset, damaged)
+    daily = next((damaged / "daily").rglob("*.parquet"))
+    daily.write_bytes(daily.read_bytes()[:100] + b"\x1b[31m")
+    with pytest.raises(DatasetUnusable, match=r"cannot be read .*: run dgtrace batch on it") as err:
+        trend(damaged)
+    assert "\x1b" not in str(err.value)
