@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 _OUTPUT = re.compile(
     r"(?P<table>[a-z_]+)/primary_db=[A-Za-z0-9._+%-]+/day=\d{4}-\d{2}-\d{2}/[A-Za-z0-9._+%-]+\.parquet"
 )
+_SHA256 = re.compile("[0-9a-f]{64}")
 #: Parquet files begin and end with these four bytes; the footer's length is stored just before the end
 PARQUET_MAGIC = b"PAR1"
 _HASH_BLOCK = 1 << 20
@@ -171,10 +172,11 @@ class HashingWriter(io.RawIOBase):
         return FileSum(self.size, os.fstat(self.fd).st_mtime_ns, self.hash.hexdigest())
 
 
-def digest_of(fd: int) -> str:
-    """SHA-256 of the file open at `fd`, from its start (the descriptor's offset is not used)."""
+def digest_of(fd: int, size: int = _HASH_BLOCK) -> str:
+    """SHA-256 of the file open at `fd`, from its start (the descriptor's offset is not used), read in
+    blocks of at most 1 MiB (`size`, the file's expected size, spares zeroing a larger buffer)."""
     digest = hashlib.sha256()
-    buffer = bytearray(_HASH_BLOCK)
+    buffer = bytearray(min(max(size, 4096), _HASH_BLOCK))
     view = memoryview(buffer)
     at = 0
     while n := os.preadv(fd, [view], at):

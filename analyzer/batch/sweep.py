@@ -69,14 +69,15 @@ def sweep(dataset: Dataset, *, verify: bool = False) -> Swept:
         def digest() -> str:
             swept.hashed += 1
             swept.hashed_bytes += info.st_size
-            return _digest(folder, name)
+            return _digest(folder, name, info.st_size)
 
         if written is None:  # a record of a release that kept no sums
             problem = _framing(folder, name, info) if stat.S_ISREG(info.st_mode) else "not a regular file"
             fresh = None if problem else FileSum(info.st_size, info.st_mtime_ns, digest())
         else:
             problem = written.problem(info, digest, full=verify)
-            fresh = None if problem else replace(written, mtime_ns=info.st_mtime_ns)
+            same = info.st_mtime_ns == written.mtime_ns
+            fresh = None if problem else written if same else replace(written, mtime_ns=info.st_mtime_ns)
         swept.checked += 1
         if problem is not None:
             problems.setdefault(record.key, (rel, problem))
@@ -100,6 +101,8 @@ def sweep(dataset: Dataset, *, verify: bool = False) -> Swept:
 def _walk(dataset: Dataset, owner: dict[str, str], look: Callable[[str, os.stat_result, int, str], None]) -> int:
     """Walk every table (bottom up): remove what no record names (and empty folders), `look` at the rest."""
     removed = 0
+    occupied = {posixpath.dirname(rel) for rel in owner}  # folders that keep a file: not worth an rmdir
+    occupied |= {posixpath.dirname(folder) for folder in occupied}
     with dataset.folder(PurePosixPath(), create=False) as root:
         for table in TABLES:
             try:
@@ -117,8 +120,9 @@ def _walk(dataset: Dataset, owner: dict[str, str], look: Callable[[str, os.stat_
                         rel = posixpath.normpath(posixpath.join(table, here, name))
                         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
                         if stat.S_ISDIR(info.st_mode):
-                            with contextlib.suppress(OSError):  # removed when empty
-                                os.rmdir(name, dir_fd=fd)
+                            if rel not in occupied:
+                                with contextlib.suppress(OSError):  # removed when empty
+                                    os.rmdir(name, dir_fd=fd)
                         elif rel in owner:
                             look(rel, info, fd, name)  # a link there is damage: its unit is removed, the link as a name
                         else:
@@ -127,10 +131,10 @@ def _walk(dataset: Dataset, owner: dict[str, str], look: Callable[[str, os.stat_
     return removed
 
 
-def _digest(folder: int, name: str) -> str:
+def _digest(folder: int, name: str, size: int) -> str:
     fd = os.open(name, _READ, dir_fd=folder)
     try:
-        return digest_of(fd)
+        return digest_of(fd, size + 1)
     finally:
         os.close(fd)
 
