@@ -12,7 +12,8 @@ class ExitCode(IntEnum):
     OK = 0
     #: some input was unusable (a limit hit, a corrupt member, an unreadable file); results cover the rest
     PARTIAL = 1
-    #: the command line itself was wrong (typer also uses 2 for usage errors)
+    #: the command line itself was wrong (typer also uses 2 for usage errors), or names a batch dataset
+    #: this dgtrace cannot use (another schema version, a damaged record of its inputs)
     USAGE = 2
     #: nothing usable was found in the inputs
     NO_INPUT = 3
@@ -21,12 +22,15 @@ class ExitCode(IntEnum):
     #: a temporary file could not be written (full disk, no permission); the message names it
     TEMP_FILES = 5
     #: the report could not be written (a folder that does not exist, no permission, a full disk); an
-    #: earlier report of that name is kept and no partial file is left
+    #: earlier report of that name is kept and no partial file is left; `batch`: the dataset could not
+    #: be written (no permission, a read-only file system, a full disk, `--out` naming a file), what is
+    #: in place stays whole
     OUTPUT = 6
     #: `dgtrace batch`: another run is writing the same dataset (try again later)
     BUSY = 7
     #: refused before anything was written: an output or dataset folder that another user owns or can
-    #: change, or a link or a device there that another user could have planted (docs/security.md)
+    #: change, or a link or a device there that another user could have planted, or in a dataset
+    #: something other than what dgtrace keeps there (its lock a folder) (docs/security.md)
     UNSAFE = 8
     #: stopped by SIGHUP, SIGINT (Ctrl-C) or SIGTERM: 128 + the signal number, temporary files removed
     HANGUP = 129
@@ -103,6 +107,7 @@ class UnsafeLocation(AnalyzerError):
 
 
 class OutputError(AnalyzerError):
-    """The report could not be written where it was asked for; the message names the file and why."""
+    """The report, or the batch dataset, could not be written where it was asked for; the message names
+    the file and why."""
 
     exit_code = ExitCode.OUTPUT
