@@ -219,9 +219,13 @@ def test_link_and_device_members_are_skipped(tmp_path: Path) -> None:
         upload = write(tmp_path / name, tar_of(infos, mode))
         sources, skipped = discover([str(upload)])
         assert [(s.label, read(s)) for s in sources] == [(f"{upload}!real.trc", b"real\n")]
+        # a hard link before its target (tar never writes one): a streamed tar finds it on a second pass
+        hard = "hard link to real.trc, which is not a member read before it: not followed"
+        if mode == "w:gz":
+            hard = f"duplicate content: the same bytes as {upload}!real.trc"
         assert {item.label.rsplit("!")[-1]: item.reason for item in skipped} == {
             "link.trc": "symbolic link member: not followed",
-            "hard.trc": "hard link member: not followed",
+            "hard.trc": hard,
             "tty.trc": "device or FIFO member: no content to read",
             "fifo.trc": "device or FIFO member: no content to read",
         }

@@ -9,18 +9,17 @@ spool first, as zipfile needs to seek); nothing is ever extracted to disk.
 from __future__ import annotations
 
 import hashlib
-import io
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from analyzer.base.errors import CorruptInput, LimitExceeded
 from analyzer.inputs.filenames import NOT_TRACE, Mode, archive_by_name, rule, trace_name, wanted
 from analyzer.inputs.limits import InputStopped, KiB, Limits, Session
 from analyzer.inputs.skips import CORRUPT_ERRORS, Skipped, corrupt, reason_of
 from analyzer.inputs.sniff import archive_of, compression_of, not_text, zip_document
-from analyzer.inputs.streams import CHUNK, Layer, Member, Meter, Region, decompressing, read_up_to, spool
+from analyzer.inputs.streams import CHUNK, Layer, Member, Meter, Region, Whole, decompressing, read_up_to, spool
 from analyzer.inputs.tar_archives import tar_members
 from analyzer.inputs.zip_archives import zip_members
 
@@ -154,7 +153,7 @@ def _open_stages(member: Member, suffixes: Sequence[str], meters: list[Meter]) -
 
 
 def _public_stream(member: Member, suffixes: tuple[str, ...], meters: list[Meter]) -> BinaryIO:
-    return io.BufferedReader(_open_stages(member, suffixes, meters), BUFFER)
+    return cast(BinaryIO, Whole(_open_stages(member, suffixes, meters), BUFFER))
 
 
 # --- archives ---------------------------------------------------------------------------------
@@ -194,7 +193,8 @@ def _listing(
         region = in_place or _spooled(member, suffixes, meters, session)
         return zip_members(region, member.label, member.tree, wanted)
     source = in_place or _open_stages(member, suffixes, meters)
-    return tar_members(session, source, member.label, member.tree, wanted)
+    reopen = None if in_place else partial(_open_stages, member, suffixes, meters)
+    return tar_members(session, source, member.label, member.tree, wanted, reopen)
 
 
 def _spooled(member: Member, suffixes: list[str], meters: list[Meter], session: Session) -> Region:

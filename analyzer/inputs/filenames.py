@@ -22,6 +22,8 @@ Mode = Literal["named", "trace", "archive", "probe"]
 _ALIASES = {".tgz": ".tar.gz", ".tbz2": ".tar.bz2", ".txz": ".tar.xz"}
 _TRACE_MAP = "trace map (.trm) file: ADR metadata, nothing to parse"
 NOT_TRACE = "not a trace file (*.trc) or alert log (alert_*.log) by its name"
+#: compression suffixes as a lower-cased name ends (`.Z`, Unix compress, is `.z` then)
+_SUFFIXES = tuple(suffix.lower() for suffix in COMPRESSION_SUFFIXES)
 #: a member label made unique by streams.Labels ends with " [N]"
 _ENTRY = re.compile(r" \[\d+\]$")
 
@@ -72,7 +74,7 @@ def _split(name: str) -> tuple[str, tuple[str, ...]]:
         if name.lower().endswith(alias) and len(name) > len(alias):
             name = name[: -len(alias)] + spelled
     suffixes: list[str] = []
-    while suffix := next((s for s in COMPRESSION_SUFFIXES if name.lower().endswith(s) and len(name) > len(s)), None):
+    while suffix := next((s for s in _SUFFIXES if name.lower().endswith(s) and len(name) > len(s)), None):
         suffixes.append(suffix)
         name = name[: -len(suffix)]
     return name, tuple(suffixes)

@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import io
 import os
 import select
 import stat
 import time
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from analyzer.base.errors import CorruptInput, LimitExceeded
 from analyzer.base.spill import check_stop
@@ -19,7 +18,7 @@ from analyzer.inputs.classify import BUFFER, HEAD_BYTES, Found, Source
 from analyzer.inputs.limits import InputStopped, Session, Tree
 from analyzer.inputs.skips import Skipped, cannot_read
 from analyzer.inputs.sniff import archive_of, compression_of, not_text
-from analyzer.inputs.streams import CHUNK, ByteReader, Layer, Meter, decompressing, read_up_to
+from analyzer.inputs.streams import CHUNK, ByteReader, Layer, Meter, Whole, decompressing, read_up_to
 
 #: how long a pipe's reader sleeps between checks of the time budget and of stop signals
 _POLL_SECONDS = 0.2
@@ -64,7 +63,7 @@ def _open_special(path: Path, label: str, tree: Tree) -> BinaryIO:
     if refusal is not None:
         top.close()
         raise CorruptInput(f"{label}: {refusal}")
-    return io.BufferedReader(top, BUFFER)
+    return cast(BinaryIO, Whole(top, BUFFER))
 
 
 def _refusal(head: bytes) -> str | None:

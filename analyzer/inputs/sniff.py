@@ -87,6 +87,7 @@ _COMPRESSION_MAGIC = (
     (b"BZh", ".bz2"),
     (b"\xfd7zXZ\x00", ".xz"),
     (b"\x28\xb5\x2f\xfd", ".zst"),
+    (b"\x1f\x9d", ".Z"),  # Unix compress (LZW)
 )
 #: the signature of a zip local file header (each member's data follow one)
 ZIP_LOCAL = b"PK\x03\x04"
@@ -96,7 +97,7 @@ _ZIP_DOCUMENTS = (b"[Content_Types].xml", b"mimetype", b"META-INF/")
 
 
 def compression_of(head: bytes) -> str | None:
-    """The compression suffix (`.gz .bz2 .xz .zst`) the first bytes announce, else None."""
+    """The compression suffix (`.gz .bz2 .xz .zst .Z`) the first bytes announce, else None."""
     for magic, suffix in _COMPRESSION_MAGIC:
         if head.startswith(magic) and (suffix != ".bz2" or head[3:4].isdigit()):
             return suffix

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bz2
 import errno
-import gzip
 import io
 import lzma
 import tempfile
@@ -21,15 +20,13 @@ import zstandard
 
 from analyzer.base.errors import CorruptInput, LimitExceeded
 from analyzer.base.spill import check_stop
+from analyzer.inputs import decoders
+from analyzer.inputs.decoders import GzipReader, LzwReader
 from analyzer.inputs.limits import KiB, MiB, Session, Tree, size_text, timed
 from analyzer.inputs.skips import CORRUPT_ERRORS, Damaged, cannot_read, corrupt, describe, printable
 
-try:  # optional: the `fast-gzip` extra
-    from isal import igzip
-except ImportError:  # pragma: no cover - the tests install the extra
-    igzip = None  # type: ignore[assignment]
 #: python-isal is there: gzip inputs are inflated by ISA-L (`gzip_reader`)
-FAST_GZIP = igzip is not None
+FAST_GZIP = decoders.FAST_GZIP
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -202,6 +199,9 @@ class Layer(ByteReader):
     ) -> None:
         super().__init__()
         self._inner, self._label, self._meter = inner, label, meter
+        #: one decoder call a read (`read1`, where the stage has it): a read that gathers several
+        #: calls loses them all when the last one fails
+        self._read: Callable[[int], bytes] = getattr(inner, "read1", None) or inner.read
         self._consumed, self._below = consumed, below
         self._tree = tree if tree is not None else meter.tree if meter is not None else None
         #: bytes this stage has produced so far
@@ -210,7 +210,7 @@ class Layer(ByteReader):
     def read(self, size: int | None = -1, /) -> bytes:
         if size is None or size < 0:
             return self.readall()
-        data = guarded_read(self._inner, min(size, CHUNK), self._label, self._tree)
+        data = guarded_read(self._read, min(size, CHUNK), self._label, self._tree)
         self.pos += len(data)
         if self._meter is not None:
             self._meter.check(self.pos, self._consumed())
@@ -232,25 +232,76 @@ class Layer(ByteReader):
         super().close()
 
 
-def guarded_read(stream: Reader, size: int, label: str, tree: Tree | None) -> bytes:
-    """At most `size` bytes of `stream`: the time spent charged to `tree`, a stopped input or a
-    stop signal raised first, decoder and OS errors raised as CorruptInput naming `label`."""
+class Whole(io.BufferedIOBase):
+    """The top of a read pipeline as a binary file: each read served by at most one read of the stage
+    below (of at least `size` bytes), so that an error never takes back bytes already decoded
+    (`io.BufferedReader` gathers several reads into one and loses them all when the last fails): the
+    bytes before the damage are returned, the error on the next read."""
+
+    def __init__(self, raw: Reader, size: int) -> None:
+        super().__init__()
+        self._raw, self._size = raw, size
+        self._left: memoryview = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        if size is None or size < 0:
+            parts = []
+            while data := self.read(self._size):
+                parts.append(data)
+            return b"".join(parts)
+        if not self._left:
+            self._left = memoryview(self._raw.read(max(size, self._size)))
+        data = bytes(self._left[:size])
+        self._left = self._left[size:]
+        return data
+
+    read1 = read
+
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    readinto1 = readinto
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+def guarded_read(read: Callable[[int], bytes], size: int, label: str, tree: Tree | None) -> bytes:
+    """At most `size` bytes of a stream (`read`: its read method): the time spent charged to `tree`, a
+    stopped input or a stop signal raised first, decoder and OS errors raised as CorruptInput naming `label`."""
     if tree is not None:
         tree.check()
     else:
         check_stop()
     try:
         with timed(tree, label):
-            return stream.read(size)
+            return read(size)
     except CORRUPT_ERRORS as exc:
         raise corrupt(label, exc) from exc
 
 
 def read_up_to(stream: Reader, size: int) -> bytes:
-    """The first `size` bytes of a stream (fewer at its end), however few each read returns."""
+    """The first `size` bytes of a stream (fewer at its end, or where it breaks once some were read:
+    the next read raises the error again), however few each read returns."""
     parts: list[bytes] = []
     got = 0
-    while got < size and (data := stream.read(size - got)):
+    while got < size:
+        try:
+            data = stream.read(size - got)
+        except CorruptInput:
+            if not parts:
+                raise
+            break
+        if not data:
+            break
         parts.append(data)
         got += len(data)
     return b"".join(parts)
@@ -265,28 +316,27 @@ def _zstd_reader(source: Layer) -> Reader:
     return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True, closefd=True)
 
 
-def gzip_reader(source: Layer, *, fast: bool = True) -> Reader:
+def gzip_reader(source: Layer, label: str, *, fast: bool = True) -> Reader:
     """A gzip stream's bytes (every member): through python-isal's inflater when it is installed (the
     `fast-gzip` extra: ISA-L inflates about three times as fast as zlib, the same bytes) and `fast`,
-    else through the standard library's."""
-    if fast and igzip is not None:
-        return igzip.IGzipFile(fileobj=source, mode="rb")  # type: ignore[no-untyped-call]
-    return gzip.GzipFile(fileobj=source, mode="rb")
+    else through the standard library's; every byte that decodes before damage is given (`decoders`)."""
+    return GzipReader(source, label, fast=fast)
 
 
-#: single-stream compression wrappers, by file suffix
-_DECOMPRESSORS: dict[str, Callable[[Layer], Reader]] = {
+#: single-stream compression wrappers, by file suffix (`.Z`: Unix compress, the `lzw` extra)
+_DECOMPRESSORS: dict[str, Callable[[Layer, str], Reader]] = {
     ".gz": gzip_reader,
-    ".bz2": lambda source: bz2.BZ2File(source),
-    ".xz": _xz_reader,
-    ".zst": _zstd_reader,
+    ".bz2": lambda source, _: bz2.BZ2File(source),
+    ".xz": lambda source, _: _xz_reader(source),
+    ".zst": lambda source, _: _zstd_reader(source),
+    ".Z": LzwReader,
 }
 COMPRESSION_SUFFIXES = tuple(_DECOMPRESSORS)
 
 
 def decompressing(below: Layer, suffix: str, meter: Meter) -> Layer:
-    """A stage that decompresses `below` (suffix `.gz`, `.bz2`, `.xz` or `.zst`)."""
-    inner = _DECOMPRESSORS[suffix](below)
+    """A stage that decompresses `below` (suffix `.gz`, `.bz2`, `.xz`, `.zst` or `.Z`)."""
+    inner = _DECOMPRESSORS[suffix](below, meter.label)
     return Layer(inner, meter.label, meter=meter, consumed=lambda: below.pos, below=below)
 
 
@@ -374,7 +424,7 @@ def spool(session: Session, stream: Reader, label: str, tree: Tree, *, keep_part
         size = 0
         room = min(session.limits.max_spool_bytes - session.spooled, session.remaining(), tree.remaining_bytes())
         try:
-            while chunk := guarded_read(stream, _SPOOL_READ, label, tree):
+            while chunk := guarded_read(stream.read, _SPOOL_READ, label, tree):
                 size += len(chunk)
                 if size > room:
                     raise LimitExceeded(f"{label}: temporary spool over the limit ({_room_text(session, tree)})")

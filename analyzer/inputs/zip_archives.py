@@ -1,12 +1,19 @@
 """Zip archives: members listed from the central directory and opened lazily; a zip whose
 directory is missing or damaged recovered from its local headers; overlapping members (a zip
 bomb construction) refused.
+
+A zip cut short has lost its central directory, but zipfile may still find one: that of a zip
+stored inside it (a TFA upload stores its per-node zips), whose members it would then list as the
+upload's. A directory that does not list the member at the start of the file is not the upload's:
+the zip is recovered from its local headers, and a stored member (an inner zip) is read in place,
+so that an inner zip cut by the end of the upload is recovered from its own local headers in turn.
+One central directory entry whose size runs into the next member is read with the size its local
+header (or data descriptor) gives, when that one ends where the next member begins.
 """
 
 from __future__ import annotations
 
 import bz2
-import itertools
 import stat
 import struct
 import zipfile
@@ -58,6 +65,11 @@ def zip_members(region: Region, label: str, tree: Tree, wanted: Classifier) -> I
         window.close()
         yield from _salvage_zip(region, label, tree, wanted, describe(exc))
         return
+    if _foreign(archive, region, label):
+        window.close()
+        why = "its central directory is missing; the one found belongs to an archive stored in it"
+        yield from _salvage_zip(region, label, tree, wanted, why)
+        return
     window.cap = None  # the directory is in memory; member reads are bounded by Layer
     session.keep(window)
     yield from _listed(archive, region, label, tree, wanted)
@@ -68,7 +80,7 @@ def _listed(
 ) -> Iterator[Member | Skipped]:
     """The members of a zip whose central directory was read."""
     infos = archive.infolist()
-    overlapping = _overlapping(infos, archive.start_dir)
+    overlapping = _overlapping(infos, archive.start_dir, region, label)
     labels = Labels(label)
     for info in infos:
         tree.check()
@@ -82,17 +94,66 @@ def _listed(
             yield _zip_member(archive, info, region, name, tree, wanted)
 
 
-def _overlapping(infos: list[zipfile.ZipInfo], directory: int) -> set[int]:
+def _foreign(archive: zipfile.ZipFile, region: Region, label: str) -> bool:
+    """The central directory found does not list the member whose local header starts the file (it is
+    that of a zip stored inside it: the upload's own directory was cut off)."""
+    infos = archive.infolist()
+    if not infos or min(info.header_offset for info in infos) == 0:
+        return False
+    window = region.window(label)
+    try:
+        return window.read(len(ZIP_LOCAL)) == ZIP_LOCAL
+    except _BROKEN:
+        return False
+    finally:
+        window.close()
+
+
+def _overlapping(infos: list[zipfile.ZipInfo], directory: int, region: Region, label: str) -> set[int]:
     """ids of the members whose local header and data overlap another member's, or the central
-    directory. A member takes at least 30 + its compressed size bytes from its header offset."""
+    directory. A member takes at least 30 + its compressed size bytes from its header offset.
+
+    A member whose directory entry alone claims too many bytes (its local header, or its data
+    descriptor, gives a size that ends where the next member begins) is given that size instead."""
     found: set[int] = set()
     ordered = sorted((info for info in infos if not info.filename.endswith("/")), key=lambda i: i.header_offset)
-    for first, second in itertools.pairwise(ordered):
-        if second.header_offset < first.header_offset + 30 + first.compress_size:
-            found.update((id(first), id(second)))
-    if ordered and ordered[-1].header_offset + 30 + ordered[-1].compress_size > directory:
-        found.add(id(ordered[-1]))
+    ends = [*(info.header_offset for info in ordered[1:]), directory]
+    for at, (info, end) in enumerate(zip(ordered, ends, strict=True)):
+        if info.header_offset + 30 + info.compress_size <= end:
+            continue
+        size = _true_size(info, end, region, label) if end > info.header_offset else None
+        if size is not None:
+            info.compress_size = size
+            continue
+        found.add(id(info))
+        if at + 1 < len(ordered):
+            found.add(id(ordered[at + 1]))
     return found
+
+
+def _true_size(info: zipfile.ZipInfo, end: int, region: Region, label: str) -> int | None:
+    """The compressed size of a member that ends at `end`, when its local header (or the data
+    descriptor before `end`) says so; None when they too claim more (or cannot be read)."""
+    window = region.window(label)
+    try:
+        window.seek(info.header_offset)
+        header = window.read(_LOCAL_HEADER.size)
+        if len(header) < _LOCAL_HEADER.size or not header.startswith(ZIP_LOCAL):
+            return None
+        _, _, flags, _, _, _, _, size, _, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+        start = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
+        if flags & _ZIP_DESCRIPTOR or size == 0xFFFFFFFF:
+            window.seek(max(end - 16, 0))
+            descriptor = window.read(16)
+            if len(descriptor) < 16 or not descriptor.startswith(b"PK\x07\x08"):
+                return None
+            size = struct.unpack_from("<I", descriptor, 8)[0]
+            return size if start + size + 16 == end else None
+        return size if start + size <= end and size != info.compress_size else None
+    except _BROKEN:
+        return None
+    finally:
+        window.close()
 
 
 def _zip_member(
@@ -245,7 +306,8 @@ def _salvaged_member(entry: _LocalEntry, label: str, tree: Tree, wanted: Classif
     if refusal is not None:
         return Skipped(label, *refusal)
     meter = Meter(entry.data.session, label, tree, ratio=entry.method != zipfile.ZIP_STORED)
-    return Member(label, entry.name, partial(_open_salvaged, entry, label, meter), None, tree)
+    in_place = entry.data if entry.method == zipfile.ZIP_STORED else None  # a stored inner zip: listed in place
+    return Member(label, entry.name, partial(_open_salvaged, entry, label, meter), in_place, tree)
 
 
 def _salvage_refusal(entry: _LocalEntry) -> tuple[str, bool] | None:

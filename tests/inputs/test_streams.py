@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analyzer.inputs import streams
+from analyzer.inputs import decoders, streams
 from analyzer.inputs.sources import discover
 from analyzer.parse.lines import ReadStats, read_lines
 from tests.builders import done, krs, recv, wait
@@ -28,7 +28,7 @@ def _trace_text(writes: int) -> bytes:
 
 def _lines(path: Path, *, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, ReadStats]:
     if not fast:
-        monkeypatch.setattr(streams, "igzip", None)
+        monkeypatch.setattr(decoders, "isal_zlib", None)
     sources, skipped = discover([str(path)])
     assert len(sources) == 1 and not skipped
     stats = ReadStats()
