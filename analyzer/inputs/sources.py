@@ -131,6 +131,8 @@ class _Finder:
     def _add(self, found: Found | Skipped) -> None:
         if isinstance(found, Skipped):
             self.skipped.append(found)
+        elif found.key is not None and found.key[0] == 0:  # nothing to read, and no identity to give
+            self.skipped.append(Skipped(found.source.label, "empty"))
         else:
             self.found.append(found)
 

@@ -391,9 +391,11 @@ def configurations(
     """Files grouped into Data Guard configurations from their identities alone (path, header, session).
 
     Databases joined by a receiver's sender are one configuration; an ambiguous receiver joins
-    every candidate. Callable before the files are read whole (`analyzer.parse.identify.read_identity`).
+    every candidate. A file without an identity (neither a database nor a transport process: an
+    empty file, another program's trace) is in none. Callable before the files are read whole
+    (`analyzer.parse.identify.read_identity`).
     """
-    identities = with_databases(identities)
+    identities = [i for i in with_databases(identities) if i.db or i.duty is not Duty.OTHER]
     if assignments is None:
         assignments = assign(identities, destinations)
     by_label = {i.label: i for i in identities}

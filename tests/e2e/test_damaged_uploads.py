@@ -197,3 +197,24 @@ def test_a_trace_compressed_by_unix_compress_is_read(good: Path, tmp_path: Path)
     assert sorted(p.name for p in folder.rglob("*.Z")) == sorted(p.name + ".Z" for p in rfs)
     doc = _run(folder, code=ExitCode.OK)
     assert against_truth(doc, good / "truth.csv") == 2 * WRITES
+
+
+# --- 15. files without an identity --------------------------------------------------------------
+
+
+def test_an_empty_and_a_foreign_trace_make_no_phantom_configuration(good: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "upload"
+    shutil.copytree(good, folder)
+    write(folder / "empty.trc", b"")
+    write(folder / "empty_too.trc", b"")
+    write(folder / "gc_java.trc", b"[GC (Allocation Failure) 1024K->512K(2048K), 0.0012 secs]\n" * 20)
+    doc = _run(folder, code=ExitCode.OK)
+    assert against_truth(doc, good / "truth.csv") == 2 * WRITES
+    assert [c["name"] for c in doc["summary"]["configurations"]] == ["sales"]
+    assert not any("configurations" in note for note in doc["summary"]["notes"])
+    assert {k.rsplit("/", 1)[-1]: v for k, v in _skipped(doc).items() if k.endswith(".trc")} == {
+        "empty.trc": "empty",
+        "empty_too.trc": "empty",
+    }
+    text = invoke(["analyze", str(folder)]).stdout
+    assert "unknown" not in text

@@ -313,3 +313,14 @@ def test_same_names_in_one_archive_are_both_read_or_skipped_as_duplicate_content
     }
     assert [s.name for s in sources[:2]] == ["x.trc", "x.trc"]
     assert reasons(skipped) == {f"{upload}!t/x.trc [3]": f"duplicate content: the same bytes as {upload}!t/x.trc"}
+
+
+def test_empty_files_are_skipped_as_empty_not_as_duplicates(tmp_path: Path) -> None:
+    for name in ("a/empty.trc", "b/empty.trc", "c/x_nss2_1.trc"):
+        write(tmp_path / name, b"")
+    write(tmp_path / "d/y_rfs_1.trc", b"a line\n")
+    sources, skipped = discover([str(tmp_path)])
+    assert [s.label for s in sources] == [str(tmp_path / "d/y_rfs_1.trc")]
+    assert {item.label: (item.reason, item.partial) for item in skipped} == {
+        str(tmp_path / name): ("empty", False) for name in ("a/empty.trc", "b/empty.trc", "c/x_nss2_1.trc")
+    }

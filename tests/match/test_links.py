@@ -188,6 +188,21 @@ def test_files_without_any_database_name_stay_one_configuration() -> None:
     assert [c.name for c in topology.configurations] == ["unknown"]
 
 
+def test_files_without_an_identity_make_no_configuration() -> None:
+    """An empty file and another program's trace at the top of an upload (no database, no transport
+    process) join no configuration: no phantom "unknown" beside the real one."""
+    ids = [
+        sender("sales", "db01"),
+        receiver("salesdr", "dr01", ("db01", "NSS2")),
+        FileIdentity("upload/empty.trc", Duty.OTHER),
+        FileIdentity("upload/java_gc.trc", Duty.OTHER, process="JAVA"),
+    ]
+    topology = decide(ids)
+    assert [(c.name, len(c.files)) for c in topology.configurations] == [("sales", 2)]
+    assert topology.notes() == []
+    assert "upload/empty.trc" not in topology.configuration_of()
+
+
 # --- configurations from identities alone ---
 
 
