@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from datetime import datetime
+from typing import TextIO
 
 from analyzer.base.words import ms
 
@@ -51,3 +52,20 @@ def short_label(label: str, labels: list[str]) -> str:
 def at_text(value: datetime | None) -> str:
     """A UTC time with microseconds, empty when unknown."""
     return value.strftime("%Y-%m-%d %H:%M:%S.%f") if value else ""
+
+
+#: the narrowest width a report is laid out for
+MIN_WIDTH = 30
+
+
+def terminal_width(out: TextIO) -> int | None:
+    """COLUMNS when set; else the width of the terminal `out` writes to; None for a pipe or a file."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= MIN_WIDTH:
+        return int(columns)
+    try:
+        if out.isatty():
+            return max(MIN_WIDTH, os.get_terminal_size(out.fileno()).columns)
+    except (OSError, ValueError):
+        pass
+    return None

@@ -30,7 +30,7 @@ from rich.text import Text
 from analyzer.base.vocab import Component
 from analyzer.match.analysis import Analysis
 from analyzer.report.context import Context, Table
-from analyzer.report.fmt import printable, short_label
+from analyzer.report.fmt import printable, short_label, terminal_width
 from analyzer.report.outline import (
     Bullets,
     Facts,
@@ -44,8 +44,6 @@ from analyzer.report.outline import (
 
 #: the width of the report in a pipe or a file when COLUMNS is not set
 PIPE_WIDTH = 120
-#: narrower than this, COLUMNS is not believed
-MIN_WIDTH = 30
 #: a text column folds to no fewer characters than this
 FOLD_MIN = 10
 #: the facts' values need this many columns beside their names, else they go under them
@@ -67,15 +65,7 @@ class _Console(Console):
 
 def report_width(out: TextIO) -> int:
     """COLUMNS when set; else the terminal's width; else (a pipe, a file) PIPE_WIDTH."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) >= MIN_WIDTH:
-        return int(columns)
-    try:
-        if out.isatty():
-            return max(MIN_WIDTH, os.get_terminal_size(out.fileno()).columns)
-    except (OSError, ValueError):
-        pass
-    return PIPE_WIDTH
+    return terminal_width(out) or PIPE_WIDTH
 
 
 class _Trimmed:

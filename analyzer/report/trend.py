@@ -11,6 +11,7 @@ inlined as in the analyze report, no request leaves the page).
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -22,7 +23,7 @@ import polars as pl
 
 from analyzer.base.errors import UsageError
 from analyzer.batch.schemas import SCHEMA_VERSION
-from analyzer.report.fmt import escape_markdown, printable
+from analyzer.report.fmt import escape_markdown, printable, terminal_width
 
 MISSING_PLOTLY = "--format html needs plotly: pip install 'dgtrace[html]'"
 #: the page may run its own inline script and nothing else
@@ -114,25 +115,51 @@ def _title(report: TrendReport) -> str:
     )
 
 
+#: the columns left out first when the table is wider than the terminal
+_LEAVE_OUT = ("other RFS", "slow", "max ms", "p50 ms", "Fast Sync p99", "standby I/O", "network", "writes", "slow %")
+
+
 def render_trend_text(report: TrendReport, out: TextIO) -> None:
-    """A fixed-width table (the same on a terminal and in a pipe); database names and the dataset's
-    path with their control characters (ANSI escapes) written as `\\xNN`, as the terminal report does."""
+    """A fixed-width table; database names and the dataset's path with their control characters (ANSI
+    escapes) written as `\\xNN`, as the terminal report does. On a terminal (or with COLUMNS) it fits
+    the width as the analyze report does: the columns that do not fit are left out and named; in a
+    pipe or a file every column is written."""
     header, rows = _cells(report)
     body = [[printable(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    shown, left_out = _fitting(header, widths, terminal_width(out))
     left = {0, 1}
 
     def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
+        return "  ".join(cells[i].ljust(widths[i]) if i in left else cells[i].rjust(widths[i]) for i in shown)
 
-    out.write(printable(_title(report)) + "\n\n")
+    width = terminal_width(out)
+
+    def said(text: str) -> str:
+        return (textwrap.fill(text, width, break_long_words=False) if width else text) + "\n"
+
+    out.write(said(printable(_title(report))) + "\n")
     out.write(line(header).rstrip() + "\n")
     for row in body:
         out.write(line(row).rstrip() + "\n")
+    if left_out:
+        out.write(
+            said(f"Left out at this width: {', '.join(left_out)} (a wider terminal or --format markdown shows them).")
+        )
     if body:
-        out.write(f"\n{FAST_SYNC_NOTE}.\n")
+        out.write("\n" + said(f"{FAST_SYNC_NOTE}."))
+
+
+def _fitting(header: list[str], widths: list[int], width: int | None) -> tuple[list[int], list[str]]:
+    """The columns shown within `width` (None: all), and the headers of those left out."""
+    shown = list(range(len(header)))
+    left_out: list[str] = []
+    for name in _LEAVE_OUT:
+        if width is None or sum(widths[i] for i in shown) + 2 * (len(shown) - 1) <= width:
+            break
+        shown.remove(header.index(name))
+        left_out.append(name)
+    return shown, left_out
 
 
 def render_trend_markdown(report: TrendReport, out: TextIO) -> None:

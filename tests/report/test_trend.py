@@ -43,6 +43,23 @@ def _render(fmt: TrendFormat, report: TrendReport | None = None) -> str:
     return out.getvalue()
 
 
+@pytest.mark.parametrize("columns", [80, 60])
+def test_the_text_trend_fits_the_terminal_and_names_what_it_leaves_out(
+    monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    """As `analyze` does: COLUMNS (or the terminal's width) is kept, no number is split across lines."""
+    full = _render(TrendFormat.TEXT).splitlines()
+    assert max(map(len, full)) > 100  # every column in a pipe
+    monkeypatch.setenv("COLUMNS", str(columns))
+    text = _render(TrendFormat.TEXT).splitlines()
+    assert all(len(line) <= columns for line in text), text
+    table = text[text.index("") + 1 :][:4]
+    assert [row.split()[:4] for row in table[1:]] == [row.split()[:4] for row in full[3:6]]
+    assert "p99" in table[0] and "284.19" in table[1]
+    note = " ".join(text[text.index(table[-1]) + 1 :])
+    assert note.startswith("Left out at this width: other RFS, slow, max ms")
+
+
 def test_text_lines_in_the_given_order() -> None:
     text = _render(TrendFormat.TEXT).splitlines()
     assert text[0].startswith("dgtrace report /data/dg: 3 configuration-days, 2024-10-22 .. 2024-10-23")
