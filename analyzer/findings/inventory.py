@@ -16,6 +16,7 @@ from analyzer.base.vocab import Role
 from analyzer.base.zones import ASSUMED_COMMON, ASSUMED_UTC
 from analyzer.match.analysis import Analysis
 from analyzer.parse.lines import MAX_LINE_CHARS
+from analyzer.reduce.pairing import LOGGED_TWICE
 from analyzer.reduce.results import FileResult
 
 
@@ -116,6 +117,18 @@ def _repair_findings(files: list[FileResult]) -> list[str]:
     return out
 
 
+def _copies_findings(unmatched: pl.DataFrame) -> list[str]:
+    """Messages logged twice (a block of a trace repeated): each counted once."""
+    copies = unmatched.filter(pl.col("reason") == LOGGED_TWICE)
+    if not copies.height:
+        return []
+    return [
+        f"{copies.height:,} message(s) in {copies['file'].n_unique()} file(s) were logged twice (the same kind,"
+        " key and time as an earlier line of their process): each write is counted once, the second copies are"
+        " listed as unmatched"
+    ]
+
+
 def findings(a: Analysis) -> list[str]:
     """Plain-language findings: missing sides, missing tracing, non-overlapping windows, assumptions."""
     out = []
@@ -151,6 +164,7 @@ def findings(a: Analysis) -> list[str]:
         for zone, n in sorted(common.items())
     ]
     out += _gap_findings(a.gaps)
+    out += _copies_findings(a.unmatched)
     out += _trcsess_findings(a.files)
     out += _bad_byte_findings(a.files)
     out += _repair_findings(a.files)

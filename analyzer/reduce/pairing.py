@@ -16,6 +16,9 @@ import polars as pl
 from analyzer.base.schemas import EXCHANGES, LAZY_ENGINE, WRITE_KEY, collect_rows
 from analyzer.base.vocab import CLIENT_KINDS, OPENING, OPENING_KINDS, RFS_IO_EVENTS
 
+#: why a message is set aside unpaired: it is a second copy of one already read (its block logged twice)
+LOGGED_TWICE = "logged twice: the same message (kind, key and time) as an earlier line of this process; counted once"
+
 
 @dataclass(frozen=True)
 class Paired:
@@ -42,19 +45,23 @@ def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
     process after their files. (One difference: a closing message whose key was already paired
     in an earlier piece stays pending instead of unpairable; it is reported alone in the end
     unless the previous segment of its process left an opening message of that key.)
+
+    A message whose kind, key and time repeat an earlier one of its stream (a block of the trace
+    logged twice) is a copy: it is set aside as unpairable (`LOGGED_TWICE`), and the first pairs.
     """
     client = pl.col("kind").is_in(CLIENT_KINDS)
     opens = pl.col("kind").is_in(OPENING_KINDS)
     by = ["stream", "_client", *WRITE_KEY]
+    copy = _copy(by, next((c for c in ("local", "at") if c in rows.columns), None))
     same_next = pl.all_horizontal([pl.col(k).shift(-1) == pl.col(k) for k in by]).fill_null(False)
     same_prev = pl.all_horizontal([pl.col(k).shift(1) == pl.col(k) for k in by]).fill_null(False)
     pairs = same_next & pl.col("_open") & ~pl.col("_open").shift(-1).fill_null(True)
     # the sort and the marks in one query; each result in one more (chains of eager operations
     # cost a query each, with a fixed cost of its own)
+    ordered = rows.lazy().with_columns(_client=client, _open=opens).sort([*by, "ord"]).with_columns(_copy=copy)
     marked = (
-        rows.lazy()
-        .with_columns(_client=client, _open=opens)
-        .sort([*by, "ord"])
+        ordered.filter(~pl.col("_copy"))
+        .drop("_copy")
         .with_columns(_pairs=pairs, _same_next=same_next, _same_prev=same_prev)
         .with_columns(_closed=pl.col("_pairs").shift(1).fill_null(False))
         .collect(engine=LAZY_ENGINE)
@@ -75,7 +82,22 @@ def pair_events(rows: pl.DataFrame, payload: list[str]) -> Paired:
     alone = marked.height - 2 * int(marked["_pairs"].sum())
     unpairable = collect_rows(single.filter(ruled_out).with_columns(reason=unpaired_reason()).drop(helpers), alone)
     pending = collect_rows(single.filter(~ruled_out).drop(helpers), alone)
+    if marked.height < rows.height:  # copies (rare): with the messages that cannot pair
+        copies = ordered.filter("_copy").with_columns(reason=pl.lit(LOGGED_TWICE)).select(unpairable.columns)
+        unpairable = pl.concat([unpairable, copies.collect(engine=LAZY_ENGINE)])
     return Paired(exchanges, unpairable, pending)
+
+
+def _copy(by: list[str], stamp: str | None) -> pl.Expr:
+    """A message that repeats the kind, key and time of the row before it or the one before that, in the
+    order of `by` then the stream's order: the second copy of a block logged twice (of one message, or of
+    a whole exchange)."""
+    if stamp is None:
+        return pl.lit(False)
+    same = [*by, "kind", stamp]
+    return pl.any_horizontal(
+        pl.all_horizontal([pl.col(c).shift(back) == pl.col(c) for c in same]).fill_null(False) for back in (1, 2)
+    )
 
 
 def unpaired_reason() -> pl.Expr:

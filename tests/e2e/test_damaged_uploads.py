@@ -218,3 +218,37 @@ def test_an_empty_and_a_foreign_trace_make_no_phantom_configuration(good: Path, 
     }
     text = invoke(["analyze", str(folder)]).stdout
     assert "unknown" not in text
+
+
+# --- 10. send blocks logged twice ------------------------------------------------------------------
+
+
+def _twice(text: str, block: int) -> str:
+    """Every send block of an NSS trace logged twice: its `Client sending` line and the `block - 1` lines
+    after it (2: with its stamp; 4: the whole exchange, stamps and `Client received`)."""
+    lines, out, at = text.split("\n"), [], 0
+    while at < len(lines):
+        if lines[at].startswith("Client sending") and lines[at + block - 1 : at + block] and block in (2, 4):
+            out += lines[at : at + block] * 2
+            at += block
+        else:
+            out.append(lines[at])
+            at += 1
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("block", [2, 4], ids=["send-and-stamp", "whole-exchange"])
+def test_send_blocks_logged_twice_are_counted_once_with_a_note(good: Path, tmp_path: Path, block: int) -> None:
+    folder = tmp_path / "upload"
+    shutil.copytree(good, folder)
+    nss = [p for p in _traces(folder) if "_nss" in p.name]
+    for path in nss:
+        path.write_text(_twice(path.read_text(), block))
+    doc = _run(folder, code=ExitCode.OK)
+    assert against_truth(doc, good / "truth.csv") == 2 * WRITES
+    assert doc["summary"]["primary_writes"] == 2 * WRITES
+    copies = [u for u in doc["unmatched"] if u["reason"].startswith("logged twice")]
+    assert len(copies) >= (2 * WRITES - 50) * block // 2  # a few blocks have a noise line inside
+    assert {u["side"] for u in copies} == {"primary"}
+    (note,) = [n for n in doc["summary"]["notes"] if "logged twice" in n]
+    assert note.startswith(f"{len(copies):,} message(s) in 2 file(s) were logged twice")

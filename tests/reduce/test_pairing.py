@@ -8,7 +8,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer.reduce.pairing import SUM_COLUMNS, pair_events, span_sums, unpaired_reason, wait_sums
+from analyzer.reduce.pairing import LOGGED_TWICE, SUM_COLUMNS, pair_events, span_sums, unpaired_reason, wait_sums
 
 
 def messages(*rows: tuple[str, int, int]) -> pl.DataFrame:
@@ -43,6 +43,32 @@ def test_a_resend_leaves_the_first_send_unpairable() -> None:
     assert paired.exchanges.select("a_ord", "b_ord").rows() == [(15, 20)]
     assert paired.unpairable["ord"].to_list() == [10]
     assert paired.unpairable["reason"][0] == "no 'client_recv' message for it later in the same process"
+
+
+def test_a_block_logged_twice_pairs_once_and_its_copies_are_set_aside() -> None:
+    """The same send (kind, key and time) twice, then a whole exchange twice: each write pairs once; a
+    resend (the same key at another time) is not a copy."""
+    rows = messages(
+        ("client_send", 1, 10),
+        ("client_send", 1, 11),
+        ("client_recv", 1, 20),
+        ("client_send", 2, 30),
+        ("client_recv", 2, 40),
+        ("client_send", 2, 41),
+        ("client_recv", 2, 42),
+        ("client_send", 3, 50),
+        ("client_send", 3, 55),
+        ("client_recv", 3, 60),
+    ).with_columns(local=pl.Series([100, 100, 200, 300, 400, 300, 400, 500, 550, 600]))
+    paired = pair_events(rows, ["ord", "local"])
+    assert paired.exchanges.sort("a_ord").select("msgid", "a_ord", "b_ord").rows() == [
+        (1, 10, 20),
+        (2, 30, 40),
+        (3, 55, 60),
+    ]
+    copies = paired.unpairable.filter(pl.col("reason") == LOGGED_TWICE)
+    assert copies["ord"].to_list() == [11, 41, 42]
+    assert paired.unpairable.filter(pl.col("reason") != LOGGED_TWICE)["ord"].to_list() == [50]
 
 
 def test_pending_messages_of_one_piece_pair_with_the_next_piece() -> None:
