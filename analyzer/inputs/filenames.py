@@ -64,6 +64,12 @@ def trace_name(label: str) -> str:
     return _split(_basename(_ENTRY.sub("", label.rsplit("!", 1)[-1])))[0]
 
 
+def without_compression(label: str) -> str:
+    """A label without its compression suffixes: `up.zip!a/x.trc.gz` -> `up.zip!a/x.trc` (two forms of
+    one trace, compressed and not, have the same)."""
+    return _split(label)[0]
+
+
 def _basename(name: str) -> str:
     return name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 

@@ -14,17 +14,19 @@ from __future__ import annotations
 import glob
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
-from analyzer.base.errors import UsageError
+from analyzer.base.errors import CorruptInput, LimitExceeded, UsageError
 from analyzer.inputs import streams
 from analyzer.inputs.classify import HEAD_BYTES, Found, Source, expand
-from analyzer.inputs.filenames import NOT_TRACE, Mode
+from analyzer.inputs.filenames import NOT_TRACE, Mode, without_compression
 from analyzer.inputs.limits import InputStopped, Limits, Session
 from analyzer.inputs.pipes import special_input
 from analyzer.inputs.skips import Skipped, printable, reason_of, unreadable
-from analyzer.inputs.streams import Member, file_member
+from analyzer.inputs.streams import CHUNK, Member, file_member, read_up_to
 from analyzer.inputs.walk import Target, Walker, inside
 
 __all__ = ["Limits", "Skipped", "Source", "discover"]
@@ -49,6 +51,7 @@ def discover(
     targets = [target for raw in paths for target in finder.expand(raw)]
     for target in targets:
         finder.discover(target)
+    finder.one_form()
     sources = finder.dedupe() if dedupe else [found.source for found in finder.found]
     return sources, finder.skipped
 
@@ -138,6 +141,25 @@ class _Finder:
 
     # --- duplicates ---------------------------------------------------------------------------
 
+    def one_form(self) -> None:
+        """Of the forms of one trace (`x.trc` beside `x.trc.gz`, a copy taken while housekeeping
+        compressed it), one is read: the one whose content the others begin with, or else the
+        longest; the others are skipped, the choice said."""
+        forms: dict[str, list[Found]] = {}
+        for found in self.found:
+            if found.source.rereadable:
+                forms.setdefault(without_compression(found.source.label), []).append(found)
+        dropped: set[int] = set()
+        for group in forms.values():
+            if len(group) < 2:
+                continue
+            kept, others = _chosen(group)
+            for other, why, partial in others:
+                reason = f"another form of {kept.source.label}, which is read: {why}"
+                self.skipped.append(Skipped(other.source.label, reason, partial))
+                dropped.add(id(other))
+        self.found = [found for found in self.found if id(found) not in dropped]
+
     def dedupe(self) -> list[Source]:
         """Keep the first copy of each content; the others are skipped as duplicate content.
 
@@ -155,6 +177,67 @@ class _Finder:
                 reason = f"duplicate content: the same bytes as {original.source.label}"
                 self.skipped.append(Skipped(found.source.label, reason))
         return kept
+
+
+def _chosen(group: list[Found]) -> tuple[Found, list[tuple[Found, str, bool]]]:
+    """The form of a trace to read, and each other form with why it is not (and whether content is lost):
+    read side by side in chunks, never whole in memory."""
+    sizes = {id(found): _compared(found, None)[0] for found in group}
+    plain = {id(found): without_compression(found.source.label) == found.source.label for found in group}
+    kept = max(group, key=lambda found: (sizes[id(found)], plain[id(found)]))  # a tie: the uncompressed one
+    others = []
+    for found in group:
+        if found is kept:
+            continue
+        size, begins = _compared(found, kept)
+        whole = f"{sizes[id(kept)]:,} bytes"
+        if begins and size == sizes[id(kept)]:
+            others.append((found, f"the same content ({whole})", False))
+        elif begins:
+            others.append((found, f"its {size:,} bytes begin its {whole}", False))
+        else:
+            others.append((found, f"its {size:,} bytes differ from its {whole}: the longer is read", True))
+    return kept, others
+
+
+def _compared(found: Found, longer: Found | None) -> tuple[int, bool]:
+    """The bytes a source gives (to its end, or to damage) and whether they begin `longer`'s."""
+    size, begins = 0, True
+    try:
+        with found.source.opener() as stream, _opened(longer) as other:
+            while chunk := stream.read(CHUNK):
+                size += len(chunk)
+                if begins and other is not None:
+                    begins = read_up_to(other, len(chunk)) == chunk
+    except (CorruptInput, LimitExceeded):
+        pass
+    return size, begins
+
+
+@contextmanager
+def _opened(found: Found | None) -> Iterator[_Quiet | None]:
+    """A source's stream whose damage ends it quietly (None: no source)."""
+    if found is None:
+        yield None
+        return
+    with found.source.opener() as stream:
+        yield _Quiet(stream)
+
+
+class _Quiet:
+    """A stream whose damage reads as its end."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def read(self, size: int = -1, /) -> bytes:
+        try:
+            return self._stream.read(size)
+        except (CorruptInput, LimitExceeded):
+            return b""
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 class _Seen:

@@ -252,3 +252,27 @@ def test_send_blocks_logged_twice_are_counted_once_with_a_note(good: Path, tmp_p
     assert {u["side"] for u in copies} == {"primary"}
     (note,) = [n for n in doc["summary"]["notes"] if "logged twice" in n]
     assert note.startswith(f"{len(copies):,} message(s) in 2 file(s) were logged twice")
+
+
+# --- 11. two forms of one trace --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cut", ["plain", "gz"])
+def test_a_trace_beside_its_gzipped_form_is_read_once_from_the_longer(good: Path, tmp_path: Path, cut: str) -> None:
+    """`x.trc` beside `x.trc.gz` (a copy taken while housekeeping compressed it): one of the two is cut;
+    the other, whose first bytes it is, is read, and the choice is said."""
+    folder = tmp_path / "upload"
+    shutil.copytree(good, folder)
+    for trace in [p for p in _traces(folder) if "_nss" in p.name or "_rfs_" in p.name]:
+        data = trace.read_bytes()
+        packed = gzip.compress(data)
+        trace.with_suffix(".trc.gz").write_bytes(packed[: len(packed) // 2] if cut == "gz" else packed)
+        trace.write_bytes(data if cut == "gz" else data[: len(data) // 3])
+    doc = _run(folder, code=ExitCode.OK)
+    assert against_truth(doc, good / "truth.csv") == 2 * WRITES
+    notes = {k: v for k, v in _skipped(doc).items() if "another form of" in v}
+    assert len(notes) == 4
+    for label, reason in notes.items():
+        kept = label + ".gz" if cut == "plain" else label.removesuffix(".gz")
+        assert reason.startswith(f"another form of {kept}, which is read: its ")
+        assert " bytes begin its " in reason

@@ -324,3 +324,34 @@ def test_empty_files_are_skipped_as_empty_not_as_duplicates(tmp_path: Path) -> N
     assert {item.label: (item.reason, item.partial) for item in skipped} == {
         str(tmp_path / name): ("empty", False) for name in ("a/empty.trc", "b/empty.trc", "c/x_nss2_1.trc")
     }
+
+
+def test_of_two_forms_of_one_trace_the_longer_is_read_and_the_choice_said(tmp_path: Path) -> None:
+    text = b"".join(b"line %d of a trace\n" % i for i in range(5000))
+    write(tmp_path / "same/x.trc", text + b"same\n")
+    write(tmp_path / "same/x.trc.gz", gzip.compress(text + b"same\n"))
+    write(tmp_path / "prefix/x.trc", text[:1000])
+    write(tmp_path / "prefix/x.trc.bz2", bz2.compress(text))
+    write(tmp_path / "differ/x.trc", text.replace(b"line 4", b"LINE 4"))
+    write(tmp_path / "differ/x.trc.xz", lzma.compress(text[:2000]))
+    sources, skipped = discover([str(tmp_path)])
+    assert sorted(s.label for s in sources) == sorted(
+        str(tmp_path / name) for name in ("differ/x.trc", "prefix/x.trc.bz2", "same/x.trc")
+    )
+    size = f"{len(text):,}"
+    read = "another form of {}, which is read: "
+    assert {item.label: (item.reason, item.partial) for item in skipped} == {
+        f"{tmp_path}/same/x.trc.gz": (
+            read.format(f"{tmp_path}/same/x.trc") + f"the same content ({len(text) + 5:,} bytes)",
+            False,
+        ),
+        f"{tmp_path}/prefix/x.trc": (
+            read.format(f"{tmp_path}/prefix/x.trc.bz2") + f"its 1,000 bytes begin its {size} bytes",
+            False,
+        ),
+        f"{tmp_path}/differ/x.trc.xz": (
+            read.format(f"{tmp_path}/differ/x.trc")
+            + f"its 2,000 bytes differ from its {size} bytes: the longer is read",
+            True,
+        ),
+    }
