@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 from dataclasses import asdict, replace
@@ -37,7 +38,12 @@ _BYTES_PER_WRITE = 850
 
 
 def simulate(outdir: Path, options: SimOptions) -> SimResult:
-    """Write a trace set with its truth under `outdir`, which must be new or empty."""
+    """Write a trace set with its truth under `outdir`, which must be new or empty.
+
+    Raises:
+        UsageError: `outdir` is not new or empty, or the set would not fit in the free disk space.
+    """
+    check_room(outdir, expected_bytes(options, options.threads))
     prepare(outdir)
     plan = _plan(options)
     jobs = set_jobs(plan, outdir)
@@ -102,6 +108,41 @@ def finish_set(plan: SetPlan, outdir: Path, jobs: list[ThreadJob], outcomes: lis
     )
     _write_scenario(plan, result, outdir, jobs)
     return result
+
+
+#: bytes of truth.csv per write (its rows are about 80 bytes)
+_TRUTH_PER_WRITE = 100
+
+
+def expected_bytes(options: SimOptions, threads: int) -> int:
+    """About how many bytes a set of these options takes on disk (traces and truth)."""
+    if options.size_bytes is not None:
+        return options.size_bytes + options.size_bytes // _BYTES_PER_WRITE * _TRUTH_PER_WRITE
+    return (options.writes_per_thread or 0) * threads * (_BYTES_PER_WRITE + _TRUTH_PER_WRITE)
+
+
+def check_room(outdir: Path, needed: int) -> None:
+    """Refuse, before anything is written, a set bigger than the free space where `outdir` is (or will be).
+
+    Raises:
+        UsageError: it would not fit.
+    """
+    place = outdir.absolute()
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    free = shutil.disk_usage(place).free
+    if needed > free:
+        raise UsageError(
+            f"{outdir}: the set would take about {_size(needed)} and only {_size(free)} are free there;"
+            " ask for fewer writes (--writes) or a smaller --size"
+        )
+
+
+def _size(count: int) -> str:
+    for unit, name in ((1024**4, "TiB"), (1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB")):
+        if count >= unit:
+            return f"{count / unit:,.1f} {name}"
+    return f"{count:,} bytes"
 
 
 def prepare(outdir: Path) -> None:

@@ -21,7 +21,7 @@ from analyzer.simulate.alert import write_alert_logs
 from analyzer.simulate.extras import write_extras
 from analyzer.simulate.formats import GENERATIONS
 from analyzer.simulate.options import FORMAT_VERSIONS, SimOptions
-from analyzer.simulate.runner import prepare, resolve_profile, run_jobs, set_jobs
+from analyzer.simulate.runner import check_room, expected_bytes, prepare, resolve_profile, run_jobs, set_jobs
 from analyzer.simulate.topology import Names
 from analyzer.simulate.truth import SHARE_COLUMNS, TruthPart, join_parts
 from analyzer.simulate.writer import SetPlan, ThreadJob, ThreadOutcome
@@ -98,7 +98,9 @@ def configuration_names(k: int) -> Names:
 
 
 def simulate_share(outdir: Path, options: ShareOptions) -> ShareResult:
-    """Write the share under `outdir`, which must be new or empty."""
+    """Write the share under `outdir`, which must be new or empty (and the free space must hold it)."""
+    per_set = options.writes * options.threads
+    check_room(outdir, per_set * options.configs * options.days * expected_bytes(SimOptions(writes=1), 1))
     prepare(outdir)
     gen = GENERATIONS[options.format_version]
     rng = Random(f"{options.seed}:share")

@@ -62,3 +62,15 @@ def test_a_file_where_the_directory_should_be_is_refused(tmp_path: Path) -> None
     (tmp_path / "set").write_text("not a folder")
     with pytest.raises(UsageError, match="exists and is not an empty directory"):
         run(tmp_path)
+
+
+def test_a_set_bigger_than_the_free_disk_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    outdir = tmp_path / "new" / "set"
+    with pytest.raises(UsageError, match=r"the set would take about .* TiB and only .* are free there"):
+        runner.simulate(outdir, SimOptions(writes=99_999_999_999_999))
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(UsageError, match="only"):
+        runner.simulate(outdir, SimOptions(size_bytes=2**62))
+    result = run(tmp_path, writes=50)  # a small one still fits, and takes about what was expected
+    taken = sum(f.stat().st_size for f in result.files) + result.truth.stat().st_size
+    assert 0.5 < taken / runner.expected_bytes(SimOptions(writes=50), 2) < 1.5
