@@ -16,7 +16,7 @@ from typing import BinaryIO, cast
 
 from analyzer.base.errors import CorruptInput, LimitExceeded
 from analyzer.inputs.filenames import NOT_TRACE, Mode, archive_by_name, rule, trace_name, wanted
-from analyzer.inputs.limits import InputStopped, KiB, Limits, Session
+from analyzer.inputs.limits import InputStopped, KiB, Limits, Session, Tree
 from analyzer.inputs.skips import CORRUPT_ERRORS, Skipped, corrupt, reason_of
 from analyzer.inputs.sniff import archive_of, compression_of, not_text, zip_document
 from analyzer.inputs.streams import CHUNK, Layer, Member, Meter, Region, Whole, decompressing, read_up_to, spool
@@ -44,11 +44,22 @@ class Source:
     rereadable: bool = field(default=True, compare=False)
     #: bytes as stored (compressed, for a compressed member), when known: big files are read first
     stored_bytes: int | None = field(default=None, compare=False)
+    #: the input it belongs to, whose time budget the work on it (reading, parsing, reducing) spends
+    tree: Tree | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
         """The base file name without compression suffix (used for classification)."""
         return trace_name(self.label)
+
+    def spend(self, seconds: float) -> None:
+        """Charge work done on this source (parsing, reducing) to its input's time budget.
+
+        Raises:
+            InputStopped: the input's time budget is spent (its later reads raise it too).
+        """
+        if self.tree is not None:
+            self.tree.spend_time(seconds, self.label)
 
 
 @dataclass
@@ -137,7 +148,8 @@ def _head(member: Member, suffixes: list[str], meters: list[Meter]) -> bytes:
 
 def _source(member: Member, suffixes: list[str], meters: list[Meter]) -> Source:
     stored = member.region.length if member.region else None
-    return Source(member.label, partial(_public_stream, member, tuple(suffixes), meters), stored_bytes=stored)
+    opener = partial(_public_stream, member, tuple(suffixes), meters)
+    return Source(member.label, opener, stored_bytes=stored, tree=member.tree)
 
 
 def _open_stages(member: Member, suffixes: Sequence[str], meters: list[Meter]) -> Layer:

@@ -33,7 +33,7 @@ def special_input(path: Path, label: str, mode: int, session: Session) -> Found 
         return Skipped(label, f"{special_kind(mode)}: not read (--read-special reads it)")
     tree = Tree(session, label, None)
     opener = partial(_open_special, path, label, tree)
-    return Found(Source(label, opener, rereadable=False), None)
+    return Found(Source(label, opener, rereadable=False, tree=tree), None)
 
 
 def special_kind(mode: int) -> str:

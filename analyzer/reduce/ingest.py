@@ -16,7 +16,9 @@ other files agree on (`zones.assumed_zones`), and only then are its times conver
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from analyzer.base.errors import AnalyzerError
+from analyzer.base.errors import AnalyzerError, LimitExceeded
 from analyzer.base.spill import IN_MEMORY, Spill
 from analyzer.base.vocab import FileKind
 from analyzer.base.zones import TimeZones, assumed_zones
@@ -59,7 +61,8 @@ class _Reading:
         return FileKind.of(self.source.name) is FileKind.ALERT_LOG
 
     def lines(self) -> Iterator[pl.DataFrame]:
-        """The source's chunks of numbered lines; an error ends them (the chunks before it stand)."""
+        """The source's chunks of numbered lines; an error ends them (the chunks before it stand). The time
+        spent on each chunk once handed on (parsing, reducing) is charged to the input's time budget."""
         try:
             with self.source.opener() as stream:
                 first = True
@@ -67,7 +70,9 @@ class _Reading:
                     if first:
                         self.session.update(session_values(lines["text"].head(HEAD_LINES)))
                         first = False
+                    handed = time.perf_counter()
                     yield lines
+                    self.source.spend(time.perf_counter() - handed)
         except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
             self.stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
 
@@ -155,12 +160,17 @@ def read_small_ended(sources: Sequence[Source], zones: TimeZones, spill: Spill =
 
     def flush() -> None:
         nonlocal size, lines
+        started = time.perf_counter()
         parts = parse.parse_files([chunk for _, _, chunk in waiting])
         files = [
             (r.source.label, r.source.name, r.placed(part)) for (_, r, _), part in zip(waiting, parts, strict=True)
         ]
         for (at, reading, _), done in zip(waiting, end_files(files, zones, spill), strict=True):
             results[at] = Ended(reading, done)
+        share = (time.perf_counter() - started) / len(waiting)
+        for _, reading, _ in waiting:  # each file's share of the batch's time; a spent input stops at its next read
+            with contextlib.suppress(LimitExceeded):
+                reading.source.spend(share)
         waiting.clear()
         size = lines = 0
 

@@ -7,6 +7,7 @@ import gzip
 import io
 import shutil
 from datetime import UTC, datetime, timedelta
+import zipfile
 from pathlib import Path
 
 import polars as pl
@@ -15,6 +16,8 @@ from polars.testing import assert_frame_equal
 
 from analyzer.api import analyze, discover
 from analyzer.base.zones import ASSUMED_UTC, TimeZones
+
+from analyzer.inputs.limits import Limits
 from analyzer.inputs.sources import Source
 from analyzer.parse import lines as read
 from analyzer.parse.families import TABLES, parse_chunk
@@ -157,3 +160,18 @@ def test_an_analysis_of_small_files_is_the_same_read_either_way(
     assert_frame_equal(batched.unmatched, alone.unmatched)
     assert_frame_equal(batched.warnings, alone.warnings)
     assert pl.Series([f.parsed.lines for f in batched.files]).sum() > 0
+
+
+@pytest.mark.slow  # a second of parsing before the budget stops it
+def test_the_time_budget_of_an_input_bounds_its_parsing_too(tmp_path: Path) -> None:
+    """A zip member of 64 Mi empty lines (64 KiB stored): reading its bytes takes a moment, parsing them
+    many seconds; --max-seconds-per-input stops the parsing, the lines before it stand, the input is named."""
+    upload = tmp_path / "nl.zip"
+    with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("db_rfs_1.trc", b"\n" * (64 * 1024 * 1024))
+    (source,), _ = discover([str(upload)], limits=Limits(max_seconds_per_input=0.1))
+    result = read_file(source, TimeZones())
+    assert result.stats.error is not None
+    assert result.stats.error.endswith("over the limit (0.1 s, --max-seconds-per-input), not read further")
+    assert 0 < result.stats.lines < 64 * 1024 * 1024
+    assert result.stats.lines == sum(result.parsed.ignored.values()) + sum(result.parsed.parsed.values())
