@@ -2,7 +2,7 @@
 
     python scripts/bench.py [--sizes 1GB,2GB] [--outputs json,text,csv,markdown,html] [--runs 3] [--gzip]
                             [--format-version 19c] [--threads 2] [--corpus-dir bench-corpus] [--code DIR]
-                            [--against DIR] [--small-files N]
+                            [--against DIR] [--small-files N] [--members N]
 
 For each size, builds (or reuses) a corpus with `dgtrace simulate` (19c, `mixed` scenario, two primary
 RAC threads; `--threads 1`: a single-instance primary, whose one RFS trace is most of the corpus), then
@@ -19,6 +19,10 @@ analyze` of the .gz files.
 `--small-files N` times, instead of the corpora, N distinct small traces (copies of the bundled 18 KB RFS
 sample, each with a line of its own at the end, since identical files are read once): the fixed cost of
 a file, which an upload of thousands of small members pays thousands of times.
+
+`--members N` times a zip of N tiny distinct traces (five stamp lines and one of its own each, as a
+collection of foreground traces holds: nothing to match) against `unzip -p ZIP | grep -c line` in the
+same rounds, and prints members per second: the cost of a member, which an upload of 100,000 pays.
 
 `--batch` times `dgtrace batch` instead: over an archive share (`dgtrace simulate-share`, 3
 configurations x 3 days, older days gzipped, with alert logs, .trm maps and foreground traces;
@@ -51,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analyzer.base.units import parse_size  # noqa: E402
+from scripts.reliability_table import many_members_zip  # noqa: E402
 
 DGTRACE = [sys.executable, "-m", "analyzer"]
 #: the source tree whose analyzer runs (`--code`: another commit's, `git archive COMMIT | tar -x -C DIR`)
@@ -148,6 +154,21 @@ def small_files(corpus_dir: Path, count: int) -> list[Path]:
     return sorted(folder.glob("*.trc"))
 
 
+def members_zip(corpus_dir: Path, count: int) -> Path:
+    """A zip of `count` tiny distinct traces (built once, kept beside the corpora), as the reliability
+    table's `members-*-distinct` cases build it, and the bundled sample's traces (writes to match)."""
+    target = corpus_dir / f"members-{count}.zip"
+    if not target.exists():
+        corpus_dir.mkdir(parents=True, exist_ok=True)
+        part = target.with_suffix(".part")
+        many_members_zip(part, members=count, distinct=True)
+        with zipfile.ZipFile(part, "a", zipfile.ZIP_DEFLATED) as archive:
+            for trace in sorted(SMALL_SAMPLE.parents[6].rglob("*.trc")):
+                archive.write(trace, str(trace.relative_to(SMALL_SAMPLE.parents[6])))
+        part.replace(target)
+    return target
+
+
 def gzipped(files: list[Path], corpus: Path) -> list[Path]:
     """A gzipped copy of every file (level 6, kept beside the corpus and reused)."""
     out = []
@@ -177,11 +198,15 @@ def tree_of(name: str) -> Path | None:
     return AGAINST if name.endswith(BEFORE) else None
 
 
-def commands(files: list[Path], outputs: list[str], compressed: bool) -> dict[str, list[str]]:
-    """The commands of one round: the grep baseline first, then dgtrace in each output format (and,
-    with `--against`, the same with the other tree's analyzer right after each)."""
+def commands(
+    files: list[Path], outputs: list[str], compressed: bool, baseline: list[str] | None = None
+) -> dict[str, list[str]]:
+    """The commands of one round: the grep baseline first (`baseline` when given), then dgtrace in each
+    output format (and, with `--against`, the same with the other tree's analyzer right after each)."""
     names = [str(f) for f in files]
-    if compressed:
+    if baseline is not None:
+        pass
+    elif compressed:
         baseline = ["sh", "-c", f"gzip -dc {' '.join(map(shlex.quote, names))} | grep -c msgid="]
     else:
         baseline = ["grep", "-c", "msgid=", *names]
@@ -190,11 +215,17 @@ def commands(files: list[Path], outputs: list[str], compressed: bool) -> dict[st
 
 
 def measure(
-    files: list[Path], outputs: list[str], runs: int, size_mb: float, *, compressed: bool = False
+    files: list[Path],
+    outputs: list[str],
+    runs: int,
+    size_mb: float,
+    *,
+    compressed: bool = False,
+    baseline: list[str] | None = None,
 ) -> dict[str, object]:
     """Alternate the commands over the same files `runs` times; medians, MB/s (of `size_mb`, the
     uncompressed size), ratios, peak RSS."""
-    plan = commands(files, outputs, compressed)
+    plan = commands(files, outputs, compressed, baseline)
     timed(plan["grep"])  # warm the page cache
     rounds: dict[str, list[Run]] = {name: [] for name in plan}
     for _ in range(runs):
@@ -354,6 +385,7 @@ def main() -> None:
         help="also time another source tree (`git archive COMMIT | tar -x -C DIR`), after each command of this one",
     )
     ap.add_argument("--small-files", type=int, help="time this many distinct small traces instead of the corpora")
+    ap.add_argument("--members", type=int, help="time a zip of this many tiny distinct traces instead")
     ap.add_argument("--batch", action="store_true", help="time dgtrace batch over an archive share instead")
     ap.add_argument("--share-writes", type=int, default=20000, help="--batch: writes per thread, configuration, day")
     ap.add_argument("--engines", default="local,dask", help="--batch: engines to time (local, dask)")
@@ -378,6 +410,17 @@ def main() -> None:
     unknown = set(outputs) - set(OUTPUTS)
     if unknown:
         ap.error(f"unknown outputs: {', '.join(sorted(unknown))}")
+    if args.members:
+        zipped = members_zip(args.corpus_dir, args.members)
+        counted = ["sh", "-c", f"unzip -p {shlex.quote(str(zipped))} | grep -c line"]
+        row = {"members": args.members, **measure([zipped], outputs, args.runs, 0.0, baseline=counted)}
+        for name in names_of(outputs):
+            figures = row[name]
+            assert isinstance(figures, dict)
+            figures["members_per_s"] = round(args.members / figures["seconds"])
+            print(f"{name}: {figures['members_per_s']:,} members/s, {figures['ratio_to_grep']} x unzip | grep")
+        print(json.dumps({"results": [row]}))
+        return
     if args.small_files:
         files = small_files(args.corpus_dir, args.small_files)
         input_mb = round(sum(f.stat().st_size for f in files) / 1e6, 1)

@@ -147,7 +147,7 @@ def _head(member: Member, suffixes: list[str], meters: list[Meter]) -> bytes:
 
 
 def _source(member: Member, suffixes: list[str], meters: list[Meter]) -> Source:
-    stored = member.region.length if member.region else None
+    stored = member.region.length if member.region else member.stored
     opener = partial(_public_stream, member, tuple(suffixes), meters)
     return Source(member.label, opener, stored_bytes=stored, tree=member.tree)
 

@@ -354,6 +354,8 @@ class Member:
     region: Region | None
     #: the input this member belongs to
     tree: Tree
+    #: bytes as stored, when known and not in `region` (a compressed zip member): small ones are read in batches
+    stored: int | None = None
 
 
 #: the reason not to read a member with this name, or None to read it

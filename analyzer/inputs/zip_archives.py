@@ -167,7 +167,8 @@ def _zip_member(
     # what the member can really have consumed: the declared size, but never past the archive end
     compressed = max(min(info.compress_size, region.length - info.header_offset), 1)
     meter = Meter(region.session, label, tree, ratio=info.compress_type != zipfile.ZIP_STORED)
-    return Member(label, info.filename, partial(_open_zip, archive, info, label, meter, compressed), None, tree)
+    opened = partial(_open_zip, archive, info, label, meter, compressed)
+    return Member(label, info.filename, opened, None, tree, info.compress_size)
 
 
 def _refusal(name: str, flags: int, wanted: Classifier) -> tuple[str, bool] | None:

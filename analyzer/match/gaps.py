@@ -38,6 +38,8 @@ def find(files: list[FileResult]) -> pl.DataFrame:
     rows: dict[tuple[object, str], dict[str, Any]] = {}
     for f in files:
         info, markers = f.reduced.info, f.parsed.tables["markers"]
+        if not markers.height:  # most files: no query
+            continue
         for line, marker, path in markers.select("line", "marker", "path").iter_rows():
             if marker not in ("continues", "continued") or path is None:
                 continue

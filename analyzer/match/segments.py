@@ -162,8 +162,10 @@ def side(files: list[FileResult], role: Role, segments: dict[str, Segment]) -> S
     stores: list[tuple[Store, int]] = [
         (f.reduced.exchanges, segments[f.source.label][0] * _INCARNATIONS) for f in members
     ]
-    pending = [_in_stream(f.reduced.pending, segments[f.source.label]) for f in members]
-    boundary = [_in_stream(f.reduced.boundary_waits, segments[f.source.label]) for f in members]
+    # the files with rows only (most files of a big upload have none: a query each is their main cost)
+    pending = [_in_stream(f.reduced.pending, segments[f.source.label]) for f in members if f.reduced.pending.height]
+    waiting = [f for f in members if f.reduced.boundary_waits.height] or members[:1]
+    boundary = [_in_stream(f.reduced.boundary_waits, segments[f.source.label]) for f in waiting]
     unmatched = [f.reduced.unmatched for f in members]
     if pending:
         spanning = pair_events(pl.concat(pending), ["file", "line", "ord", "at", "res_us"])

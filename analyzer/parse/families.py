@@ -387,8 +387,9 @@ def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True, alert: boo
     by_file = {name: _per_file(rows, bounds) for name, rows in tables.items()}
     counts = _per_file(pl.concat([rows.select("line", group=pl.lit(name)) for name, rows in groups.items()]), bounds)
     out = []
+    blank = {name: empty(SCHEMAS[name]) for name in by_file}  # shared by the files without rows (frames are immutable)
     for k in range(len(chunks)):
-        own = {name: parts.get(k, empty(SCHEMAS[name])) for name, parts in by_file.items()}
+        own = {name: parts.get(k, blank[name]) for name, parts in by_file.items()}
         group_rows = counts.get(k)
         seen = Counter(dict(group_rows["group"].value_counts().iter_rows())) if group_rows is not None else Counter()
         rejected = Counter(own["unparsed"]["family"].to_list())

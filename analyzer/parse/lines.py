@@ -275,6 +275,8 @@ def _to_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
     if b"\r" in data:  # `in` is a memchr; counting only when needed keeps clean files fast
         stats.crlf_lines += data.count(b"\r\n")
     all_ascii = data.isascii()  # no bad bytes then, and the strict UTF-8 reader is faster than the lossy one
+    if all_ascii and len(data) <= SMALL_BLOCK:
+        return _small_frame(data, stats)
     text = _decode(data, all_ascii=all_ascii)
     first = stats.lines + 1
     stats.lines += text.height
@@ -290,6 +292,21 @@ def _to_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
         stats.lines_with_bad_bytes += bad.height
         stats.bad_lines.extend(bad["line"].head(100 - len(stats.bad_lines)).to_list())
     return frame
+
+
+def _small_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
+    """`_to_frame` of a small all-ASCII block, in Python and one frame (a small file's lines: polars
+    queries would cost more than the splitting)."""
+    lines = data.decode("ascii").split("\n")[:-1]
+    if b"\r" in data:
+        lines = [line.removesuffix("\r") for line in lines]
+    first = stats.lines + 1
+    stats.lines += len(lines)
+    if any(len(line) > MAX_LINE_CHARS for line in lines):
+        stats.cut_lines += sum(len(line) > MAX_LINE_CHARS for line in lines)
+        lines = [line[:MAX_LINE_CHARS] for line in lines]
+    rows = pl.int_range(first, first + len(lines), dtype=pl.Int64, eager=True)
+    return pl.DataFrame({"line": rows, "text": pl.Series(lines, dtype=pl.String)})
 
 
 #: first bytes that polars takes for zlib or zstd data, and decompresses (gzip's start with \x1f): a

@@ -40,6 +40,8 @@ class PlacementTally:
         Both tables are in line order: a binary search of each wait's line among the server messages'
         finds the message before it (none: the last one of the chunks before).
         """
+        if not messages.height and not waits.height:  # most chunks of most small files: no query
+            return
         server = messages.filter(pl.col("kind").is_in([str(MessageKind.SERVER_RECV), str(MessageKind.SERVER_DONE)]))
         io = waits.filter(pl.col("event").is_in(RFS_IO_EVENTS))["line"]
         received = server["kind"] == str(MessageKind.SERVER_RECV)

@@ -10,21 +10,30 @@ with another file's and never take its waits. The results are cut back into file
 numbers and stream as the file alone gives them, and each file's reducer keeps them
 (`FileReducer.note`, `opening`, `settle`) and finishes as usual. A file of several processes
 (a trcsess output) is reduced alone.
+
+Most files of a big upload have nothing to reduce (no 16410 message, no RFS wait, no log writer
+line: foreground traces, other programs' traces): those files of a batch are finished together,
+what each needs of its own (its ISO ADR lines, its first and last stamp) found in one query for the
+batch, the rest taken from one file finished alone (`_inert`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 import polars as pl
 
 from analyzer.base.schemas import STAMPED, empty, per_row
 from analyzer.base.spill import IN_MEMORY, Spill
-from analyzer.base.zones import TimeZones
-from analyzer.parse.families import Parsed
+from analyzer.base.zones import TimeZones, value_to_utc, zone_lines
+from analyzer.parse.families import TABLES, Parsed
+from analyzer.parse.identify import identify_file
 from analyzer.reduce.pairing import Paired, pair_events
-from analyzer.reduce.reduced import ReducedFile
-from analyzer.reduce.reducer import PAYLOAD, EndedFile, FileReducer, stamped_events, with_sums
+from analyzer.reduce.reduced import Exchanges, FileClock, ReducedFile
+from analyzer.reduce.reducer import KEPT_TABLES, PAYLOAD, EndedFile, FileReducer, stamped_events, with_sums
 
 #: the column that tells the files of a batch apart (the file's place in it)
 _FILE = "_file"
@@ -46,6 +55,12 @@ def reduce_files(
 
 def end_files(files: Sequence[tuple[str, str, Parsed]], zones: TimeZones, spill: Spill = IN_MEMORY) -> list[EndedFile]:
     """`end_file(label, name, [parsed], zones, spill)` of each (label, name, parsed) file, as `reduce_files`."""
+    inert = [k for k, (_, _, parsed) in enumerate(files) if _nothing_to_reduce(parsed)]
+    if len(inert) > 1:
+        done: dict[int, EndedFile] = dict(zip(inert, _inert([files[k] for k in inert], zones), strict=True))
+        rest = [k for k in range(len(files)) if k not in done]
+        done.update(zip(rest, end_files([files[k] for k in rest], zones, spill), strict=True))
+        return [done[k] for k in range(len(files))]
     reducers = [FileReducer(spill=spill) for _ in files]
     taken = [reducer.take(parsed, last=True) for reducer, (_, _, parsed) in zip(reducers, files, strict=True)]
     together = [k for k, reducer in enumerate(reducers) if reducer.streams.single]
@@ -55,6 +70,91 @@ def end_files(files: Sequence[tuple[str, str, Parsed]], zones: TimeZones, spill:
     if together:
         _together([reducers[k] for k in together], [taken[k] for k in together])
     return [reducer.end(label, name, zones) for reducer, (label, name, _) in zip(reducers, files, strict=True)]
+
+
+#: the tables a file with nothing to reduce has no row in
+_INERT_EMPTY = ("messages", "waits", "lgwr", "alert", "markers")
+
+
+def _nothing_to_reduce(parsed: Parsed) -> bool:
+    return all(not parsed.tables[name].height for name in _INERT_EMPTY)
+
+
+def _inert(files: Sequence[tuple[str, str, Parsed]], zones: TimeZones) -> list[EndedFile]:
+    """What `end_file` gives files with nothing to reduce, together: each its identity, ISO ADR lines,
+    clock and span of stamps; every other field is that of a file ended alone with nothing in it."""
+    nothing = FileReducer()
+    model, blank = FileReducer().finish("", "", zones)
+    no_lines = zone_lines(blank.tables["adr"])
+    spans, lines = _stamps([parsed for _, _, parsed in files])
+    no_kinds = pl.DataFrame({"kind": []}, schema={"kind": pl.String})
+    out: list[EndedFile] = []
+    for k, (label, name, parsed) in enumerate(files):
+        info = identify_file(label, name, parsed.tables["header"], no_kinds)
+        fallback, source = zones.for_host(info.host)
+        own = lines.get(k, no_lines)
+        clock = FileClock(own, fallback, "ISO ADR lines of the file" if own.height else source, model.tim)
+        tables = parsed.tables
+        kept = {n: tables[n] if tables[n].height else blank.tables[n] for n in (*KEPT_TABLES, "adr")}
+        slim = Parsed(
+            {n: kept[n] if n in KEPT_TABLES else blank.tables[n] for n in TABLES},
+            Counter(parsed.parsed),
+            Counter(parsed.ignored),
+        )
+        low, high = spans.get(k, (None, None))
+        out.append(_Inert(nothing, label, info, kept, clock, slim, model, low, high))
+    return out
+
+
+@dataclass(frozen=True)
+class _Inert(EndedFile):
+    """A file with nothing to reduce, ended: in UTC, it is `model` (a file with nothing in it) with its own
+    identity, clock and span."""
+
+    model: ReducedFile
+    low: datetime | None
+    high: datetime | None
+
+    def in_utc(self, clock: FileClock | None = None) -> ReducedFile:
+        clock = self.clock if clock is None else clock
+        zone = int(clock.zones["utc_offset_min"][0]) if clock.zones.height else clock.fallback
+        span = None if self.low is None or self.high is None else (self.low, self.high)
+        return replace(
+            self.model,
+            info=self.info,
+            exchanges=Exchanges((), self.label, clock.zones, clock.fallback, clock.tim),
+            zone=clock.source,
+            first_at=None if span is None else value_to_utc(span[0], zone),
+            last_at=None if span is None else value_to_utc(span[1], zone),
+            tim=clock.tim,
+        )
+
+    @property
+    def first_local(self) -> datetime | None:
+        return self.low
+
+
+def _stamps(parsed: list[Parsed]) -> tuple[dict[int, tuple[datetime, datetime]], dict[int, pl.DataFrame]]:
+    """Of each file (by its place): its first and last stamp (ADR and krs lines, local time) and its ISO
+    ADR lines (as `zone_lines` gives them), in two queries for all."""
+    offset = parsed[0].tables["adr"].schema["utc_offset_min"]
+    frames, heights = [], []
+    for p in parsed:
+        adr, krs = p.tables["adr"], p.tables["krs"]
+        frames.append(adr.select("line", "local", "utc_offset_min", _adr=pl.lit(True)))
+        frames.append(krs.select("line", "local", utc_offset_min=pl.lit(None, offset), _adr=pl.lit(False)))
+        heights += [adr.height, krs.height]
+    index = pl.DataFrame({_FILE: [k for k in range(len(parsed)) for _ in range(2)]}, schema={_FILE: pl.Int64})
+    stamps = pl.concat(frames).hstack(per_row(index, heights))
+    ends = stamps.group_by(_FILE).agg(low=pl.col("local").min(), high=pl.col("local").max())
+    spans = {k: (low, high) for k, low, high in ends.iter_rows() if low is not None and high is not None}
+    iso = (
+        stamps.filter(pl.col("_adr") & pl.col("utc_offset_min").is_not_null())
+        .sort(_FILE, "line")
+        .select(_FILE, zone_line=pl.col("line"), utc_offset_min=pl.col("utc_offset_min"))
+    )
+    lines = {k: part for (k,), part in iso.partition_by(_FILE, as_dict=True, include_key=False).items()}
+    return spans, lines
 
 
 def _together(reducers: list[FileReducer], taken: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import zipfile
 from pathlib import Path
 
 from analyzer.inputs.classify import HEAD_BYTES, Found, Source, expand
@@ -122,3 +123,20 @@ def test_source_name_drops_the_archive_path_and_every_compression_suffix() -> No
     assert name("up.zip!n1.zip!a/b/cdb1_rfs_1.trc.gz") == "cdb1_rfs_1.trc"
     assert name(r"C:\\up\\cdb1_lgwr_2.trc.zst.xz") == "cdb1_lgwr_2.trc"
     assert name("odd.gz") == "odd"
+
+
+def test_every_source_knows_its_stored_size_and_its_input(tmp_path: Path) -> None:
+    """Compressed zip members too (read in place or not): small ones are then read in batches, and the
+    time spent on each is charged to the input it came from."""
+    upload = write(tmp_path / "up.zip", zip_bytes({"a.trc": b"a line\n" * 1000, "b.trc": b"b\n"}))
+    plain = write(tmp_path / "c.trc", b"c\n")
+    sources, _ = discover([str(upload), str(plain)])
+    with zipfile.ZipFile(upload) as archive:
+        stored = [archive.getinfo(name).compress_size for name in ("a.trc", "b.trc")]
+    assert [(s.label.rsplit("/", 1)[-1], s.stored_bytes) for s in sources] == [
+        ("up.zip!a.trc", stored[0]),
+        ("up.zip!b.trc", stored[1]),
+        ("c.trc", 2),
+    ]
+    assert stored[0] < 100
+    assert [s.tree.label if s.tree else None for s in sources] == [str(upload), str(upload), str(plain)]

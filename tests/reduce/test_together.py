@@ -123,3 +123,24 @@ def test_a_file_of_several_processes_is_reduced_alone(monkeypatch: pytest.Monkey
     two = ["*** [ Unix process pid: 1 ]", *one, "*** [ Unix process pid: 2 ]", *one]
     _check(_files([lines_frame("\n".join(text)) for text in (one, one, two)]))
     assert batched == [2]
+
+
+def test_files_with_nothing_to_reduce_are_finished_together_as_alone() -> None:
+    """Foreground and other traces (no 16410 message, no wait, no log writer line) in one batch with a
+    sender's file: ISO ADR lines, ADR lines without a zone on a host --tz names and on one it does not,
+    krs stamps alone, no stamp at all; each as reduced alone."""
+    header = ["Trace file /u01/diag/rdbms/sales/sales1/trace/sales1_ora_{n}.trc", "Node name:\tprim01"]
+    texts = [
+        ["*** 2024-10-22T16:18:49.123456+02:00 (CDB$ROOT(1))", "a line", "*** 2024-10-22T16:19:00.000001+02:00"],
+        [header[0].format(n=2), header[1], "*** 2024-01-01 00:00:00.100", "kcrfw_update_adaptive_sync_mode"],
+        [header[0].format(n=3), "*** 2024-01-01 00:00:01.100", "text"],
+        [krs("2024-01-01 00:00:00.100000"), "a line", krs("2024-01-01 00:00:02.100000")],
+        ["nothing but text", "", "more text"],
+        [send(1), krs("2024-01-01 00:00:00.100000")],
+    ]
+    files = _files([lines_frame("\n".join(text)) for text in texts])
+    assert [reduce_many._nothing_to_reduce(parsed) for _, _, parsed in files] == [True] * 5 + [False]
+    together = _check(files)
+    assert together[0][0].zone == "ISO ADR lines of the file" and together[0][0].first_at is not None
+    assert together[1][0].zone == "--tz prim01=+02:00" and together[2][0].zone == "--tz -05:00"
+    assert together[3][0].first_at is not None and together[4][0].first_at is None
