@@ -17,6 +17,7 @@ also used by tests/test_reliability.py, with smaller sizes and the same shapes.
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import io
 import json
@@ -256,6 +257,109 @@ def binaries(folder: Path) -> Path:
         document.writestr("word/document.xml", "<w:document/>")
     (folder / "scan.trc").write_bytes(b"%PDF-1.7\n" + random.Random(1).randbytes(200_000))
     (folder / "random.trc").write_bytes(random.Random(2).randbytes(1_000_000))
+    return folder
+
+
+def _zip_bytes(good: Path, under: str = "", method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for trace in sorted(traces(good), key=lambda p: "_rfs_" in p.name):
+            if str(trace.relative_to(good)).startswith(under):
+                archive.write(trace, str(trace.relative_to(good)))
+    return buffer.getvalue()
+
+
+def tfa_stored(good: Path, path: Path, fraction: float) -> Path:
+    """A TFA-like upload as the `zip` command makes it (per-node zips and the standby's tarball stored in
+    the outer zip, not compressed again), cut at `fraction` of its size."""
+    buffer, tarball = io.BytesIO(), io.BytesIO()
+    with tarfile.open(fileobj=tarball, mode="w:gz") as archive:
+        for trace in traces(good / "stby01"):
+            archive.add(trace, str(trace.relative_to(good)))
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as outer:
+        outer.writestr("node_all/prim01.tfa.zip", _zip_bytes(good, "prim01"))
+        outer.writestr("node_all/stby01.tfa.tar.gz", tarball.getvalue())
+        outer.writestr("node_all/prim02.tfa.zip", _zip_bytes(good, "prim02"))
+    data = buffer.getvalue()
+    path.write_bytes(data[: int(len(data) * fraction)])
+    return path
+
+
+def wrong_size_zip(good: Path, path: Path) -> Path:
+    """The set as a zip whose first RFS trace's central directory entry claims 5,000 bytes more than it
+    holds (over its neighbour's local header)."""
+    data = bytearray(_zip_bytes(good))
+    entry = data.find(b"PK\x01\x02")
+    while b"_rfs_" not in data[entry + 46 : entry + 46 + struct.unpack_from("<H", data, entry + 28)[0]]:
+        entry = data.find(b"PK\x01\x02", entry + 4)
+    struct.pack_into("<I", data, entry + 20, struct.unpack_from("<I", data, entry + 20)[0] + 5000)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def gz_garbage(good: Path, target: Path) -> Path:
+    """The set with every RFS trace gzipped and followed by data that are not gzip."""
+    return copy_set(good, target, lambda p, d: gzip.compress(d) + b"garbage\n" * 64 if "_rfs_" in p.name else d)
+
+
+def tar_hard_links(good: Path, path: Path) -> Path:
+    """The set as a tar whose RFS traces are kept under names not read (`.keep`) and hard-linked to their names."""
+    with tarfile.open(path, "w") as archive:
+        for trace in traces(good):
+            name = str(trace.relative_to(good))
+            if "_rfs_" not in name:
+                archive.add(trace, name)
+                continue
+            archive.add(trace, f"saved/{trace.name}.keep")
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = tarfile.LNKTYPE, f"saved/{trace.name}.keep"
+            archive.addfile(link)
+    return path
+
+
+def unix_compressed(good: Path, target: Path) -> Path:
+    """The set with its RFS traces compressed by the `compress` command (`.trc.Z`)."""
+    copy_set(good, target)
+    subprocess.run(["compress", "-f", *(str(p) for p in traces(target) if "_rfs_" in p.name)], check=True)
+    return target
+
+
+def sends_twice(good: Path, target: Path) -> Path:
+    """The set with every send block of the NSS traces (the whole exchange: send, stamps, ack) logged twice."""
+
+    def twice(path: Path, data: bytes) -> bytes:
+        if "_nss" not in path.name:
+            return data
+        lines, out, at = data.split(b"\n"), [], 0
+        while at < len(lines):
+            closing = lines[at + 3] if at + 3 < len(lines) else b""
+            if lines[at].startswith(b"Client sending") and closing.startswith(b"... Client received"):
+                out += lines[at : at + 4] * 2
+                at += 4
+            else:
+                out.append(lines[at])
+                at += 1
+        return b"\n".join(out)
+
+    return copy_set(good, target, twice)
+
+
+def two_forms(good: Path, target: Path) -> Path:
+    """The set with every NSS and RFS trace cut to a third beside a complete gzipped copy (`x.trc.gz`)."""
+    copy_set(good, target)
+    for trace in traces(target):
+        if "_nss" in trace.name or "_rfs_" in trace.name:
+            data = trace.read_bytes()
+            trace.with_suffix(".trc.gz").write_bytes(gzip.compress(data))
+            trace.write_bytes(data[: len(data) // 3])
+    return target
+
+
+def empty_and_foreign(folder: Path) -> Path:
+    """An empty `.trc` and another program's trace named `.trc`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "empty.trc").write_bytes(b"")
+    (folder / "java_gc.trc").write_bytes(b"[GC (Allocation Failure) 1024K->512K(2048K), 0.0012 secs]\n" * 20)
     return folder
 
 
@@ -537,6 +641,79 @@ CASES = [
         alone=True,
     ),
     Case("binary-trc", "a .docx, a PDF and random bytes named .trc", lambda w, g: [str(binaries(w / "bin"))]),
+    Case(
+        "tfa-stored-cut",
+        "zip of stored per-node zips and the standby tarball, cut at 55%",
+        lambda w, g: [str(tfa_stored(g, w / "tfa.zip", 0.55))],
+        alone=True,
+    ),
+    Case(
+        "wrong-entry-size",
+        "zip of the set, one central entry 5,000 bytes too big",
+        lambda w, g: [str(wrong_size_zip(g, w / "wrong.zip"))],
+        alone=True,
+    ),
+    Case(
+        "truncated-zip-60",
+        "zip of the set cut at 60%",
+        lambda w, g: [str(truncated(set_zip(g, w / "cut60.zip"), 0.6))],
+        alone=True,
+    ),
+    Case(
+        "truncated-tgz-95",
+        "tar.gz of the set cut at 95%",
+        lambda w, g: [str(truncated(set_tgz(g, w / "cut95.tgz"), 0.95))],
+        alone=True,
+    ),
+    Case(
+        "gz-trailing-garbage",
+        "RFS traces gzipped, garbage after the gzip data",
+        lambda w, g: [str(gz_garbage(g, w / "garbage"))],
+        alone=True,
+    ),
+    Case(
+        "tar-hard-links",
+        "tar of the set, RFS traces hard links to members named .keep",
+        lambda w, g: [str(tar_hard_links(g, w / "links.tar"))],
+        alone=True,
+    ),
+    Case(
+        "trc-Z",
+        "RFS traces compressed by Unix compress (.trc.Z)",
+        lambda w, g: [str(unix_compressed(g, w / "z"))],
+        alone=True,
+    ),
+    Case(
+        "sends-twice",
+        "every NSS send block (send, stamps, ack) logged twice",
+        lambda w, g: [str(sends_twice(g, w / "twice"))],
+        alone=True,
+    ),
+    Case(
+        "two-forms",
+        "NSS and RFS traces cut to a third beside complete x.trc.gz",
+        lambda w, g: [str(two_forms(g, w / "forms"))],
+        alone=True,
+    ),
+    Case(
+        "empty-foreign-trc",
+        "an empty .trc and another program's .trc beside the set",
+        lambda w, g: [str(empty_and_foreign(w / "odd"))],
+    ),
+    Case(
+        "members-20000-distinct",
+        "zip of 20,000 small distinct trace members",
+        lambda w, g: [str(many_members_zip(w / "d20000.zip", members=20_000, distinct=True))],
+    ),
+    Case(
+        "newline-member-limit",
+        "zip member of 1 GiB mostly newlines, --max-seconds-per-input 20",
+        lambda w, g: [
+            str(newline_members_zip(w / "nl1g.zip", members=1, size=1024 * MiB)),
+            "--max-seconds-per-input",
+            "20",
+        ],
+    ),
 ]
 
 #: set by main(): whether the dgtrace under test knows --read-special
