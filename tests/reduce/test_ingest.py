@@ -6,8 +6,8 @@ import functools
 import gzip
 import io
 import shutil
-from datetime import UTC, datetime, timedelta
 import zipfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +16,6 @@ from polars.testing import assert_frame_equal
 
 from analyzer.api import analyze, discover
 from analyzer.base.zones import ASSUMED_UTC, TimeZones
-
 from analyzer.inputs.limits import Limits
 from analyzer.inputs.sources import Source
 from analyzer.parse import lines as read
