@@ -136,20 +136,19 @@ class _Inert(EndedFile):
 
 def _stamps(parsed: list[Parsed]) -> tuple[dict[int, tuple[datetime, datetime]], dict[int, pl.DataFrame]]:
     """Of each file (by its place): its first and last stamp (ADR and krs lines, local time) and its ISO
-    ADR lines (as `zone_lines` gives them), in two queries for all."""
-    offset = parsed[0].tables["adr"].schema["utc_offset_min"]
-    frames, heights = [], []
-    for p in parsed:
-        adr, krs = p.tables["adr"], p.tables["krs"]
-        frames.append(adr.select("line", "local", "utc_offset_min", _adr=pl.lit(True)))
-        frames.append(krs.select("line", "local", utc_offset_min=pl.lit(None, offset), _adr=pl.lit(False)))
-        heights += [adr.height, krs.height]
-    index = pl.DataFrame({_FILE: [k for k in range(len(parsed)) for _ in range(2)]}, schema={_FILE: pl.Int64})
-    stamps = pl.concat(frames).hstack(per_row(index, heights))
-    ends = stamps.group_by(_FILE).agg(low=pl.col("local").min(), high=pl.col("local").max())
+    ADR lines (as `zone_lines` gives them), in a few queries for all."""
+    index = pl.DataFrame({_FILE: range(len(parsed))}, schema={_FILE: pl.Int64})
+
+    def joined(table: str, columns: list[str]) -> pl.DataFrame:
+        frames = [p.tables[table] for p in parsed]
+        return pl.concat(frames).select(columns).hstack(per_row(index, [f.height for f in frames]))
+
+    adr, krs = joined("adr", ["line", "local", "utc_offset_min"]), joined("krs", ["local"])
+    times = pl.concat([adr.select(_FILE, "local"), krs.select(_FILE, "local")])
+    ends = times.group_by(_FILE).agg(low=pl.col("local").min(), high=pl.col("local").max())
     spans = {k: (low, high) for k, low, high in ends.iter_rows() if low is not None and high is not None}
     iso = (
-        stamps.filter(pl.col("_adr") & pl.col("utc_offset_min").is_not_null())
+        adr.filter(pl.col("utc_offset_min").is_not_null())
         .sort(_FILE, "line")
         .select(_FILE, zone_line=pl.col("line"), utc_offset_min=pl.col("utc_offset_min"))
     )
