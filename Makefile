@@ -6,9 +6,12 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test test-fast lint bench golden clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py $(wildcard analyzer/parse/_scanner*.[ch])
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+	# an editable install by hatchling (before setuptools built the scanner) left analyzer/ in site-packages,
+	# which would shadow the package
+	rm -rf $(VENV)/lib/python*/site-packages/analyzer
 	$(BIN)/python -m pip install --quiet -e . --group dev
 	touch $(STAMP)
 

@@ -383,12 +383,19 @@ def parse_files(chunks: Sequence[pl.DataFrame], *, fast: bool = True, alert: boo
     shift = per_row(bounds.to_frame(), [c.height for c in chunks]).to_series()
     lines = pl.concat(chunks).with_columns(pl.col("line") + shift)
     groups = split_alert(lines) if alert else split_families(lines, False, bounds)[0]
+    return parse_grouped(groups, bounds, fast=fast)
+
+
+def parse_grouped(groups: dict[str, pl.DataFrame], bounds: pl.Series, *, fast: bool = True) -> list[Parsed]:
+    """The second half of `parse_files`: the lines of several files sorted into families (`split_chunk`'s
+    groups), each file's numbers shifted by its value of `bounds` (0 for the first; sorted), parsed together
+    and cut back into one result per file, with its own line numbers."""
     tables, _ = _parse_groups(groups, fast)
     by_file = {name: _per_file(rows, bounds) for name, rows in tables.items()}
     counts = _per_file(pl.concat([rows.select("line", group=pl.lit(name)) for name, rows in groups.items()]), bounds)
     out = []
     blank = {name: empty(SCHEMAS[name]) for name in by_file}  # shared by the files without rows (frames are immutable)
-    for k in range(len(chunks)):
+    for k in range(len(bounds)):
         own = {name: parts.get(k, blank[name]) for name, parts in by_file.items()}
         group_rows = counts.get(k)
         seen = Counter(dict(group_rows["group"].value_counts().iter_rows())) if group_rows is not None else Counter()

@@ -161,15 +161,82 @@ class _Text:
         return text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """Numbered lines of a source as bytes: newline-terminated text (UTF-8, or lossy when undecodable bytes
+    remain) of `count` lines, the first numbered `first`. The parse stage reads the bytes (the compiled
+    scanner) or the lines as a frame (`frame`)."""
+
+    data: bytes
+    first: int
+    count: int
+
+    def frame(self, stats: ReadStats) -> pl.DataFrame:
+        """The numbered lines (line, text), over-long lines cut; the cuts and undecodable bytes counted in `stats`."""
+        all_ascii = self.data.isascii()  # no bad bytes then, and the strict UTF-8 reader is faster than the lossy one
+        if all_ascii and len(self.data) <= SMALL_BLOCK:  # a small file's lines: one frame, no polars query
+            lines = self.data.decode("ascii").split("\n")[:-1]
+            rows = pl.int_range(self.first, self.first + len(lines), dtype=pl.Int64, eager=True)
+            return repaired(
+                pl.DataFrame({"line": rows, "text": pl.Series(lines, dtype=pl.String)}), stats, all_ascii=True
+            )
+        text = _decode(self.data, all_ascii=all_ascii)
+        frame = text.select(
+            line=pl.int_range(self.first, self.first + text.height, dtype=pl.Int64), text=pl.col("text")
+        )
+        return repaired(frame, stats, all_ascii=all_ascii)
+
+    def head(self, lines: int) -> pl.Series:
+        """The text of the first `lines` lines, as `frame` gives it (nothing counted)."""
+        end = 0
+        for _ in range(lines):
+            end = self.data.find(b"\n", end) + 1
+            if not end:
+                end = len(self.data)
+                break
+        return decode_lines(self.data[:end]).str.slice(0, MAX_LINE_CHARS)
+
+
+def repaired(frame: pl.DataFrame, stats: ReadStats, *, all_ascii: bool) -> pl.DataFrame:
+    """Lines (a `text` column, and `line`) with those over MAX_LINE_CHARS cut; the cuts and the lines with
+    undecodable bytes counted in `stats`. `all_ascii`: the lines' bytes were all ASCII (nothing to count)."""
+    long = frame["text"].str.len_bytes() > MAX_LINE_CHARS
+    if long.any():
+        stats.cut_lines += int(long.sum())
+        frame = frame.with_columns(pl.col("text").str.slice(0, MAX_LINE_CHARS))
+    if all_ascii:
+        return frame
+    bad = frame.filter(pl.col("text").str.contains(REPLACEMENT, literal=True))
+    if bad.height:
+        stats.lines_with_bad_bytes += bad.height
+        stats.bad_lines.extend(bad["line"].head(100 - len(stats.bad_lines)).to_list())
+    return frame
+
+
+def decode_lines(data: bytes) -> pl.Series:
+    """The text of each line of a newline-terminated block, as `Chunk.frame` reads it (before any cut)."""
+    return _decode(data, all_ascii=data.isascii())["text"]
+
+
 def read_lines(
     stream: BinaryIO, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES, chunk_lines: int = CHUNK_LINES
 ) -> Iterator[pl.DataFrame]:
     """Yield frames of (line, text) with 1-based line numbers, each about `chunk_bytes` long
-    and at most about `chunk_lines` lines.
+    and at most about `chunk_lines` lines (`read_chunks`, each chunk as a frame)."""
+    for chunk in read_chunks(stream, stats, chunk_bytes, chunk_lines):
+        yield chunk.frame(stats)
+
+
+def read_chunks(
+    stream: BinaryIO, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES, chunk_lines: int = CHUNK_LINES
+) -> Iterator[Chunk]:
+    """Yield chunks of lines numbered from 1, each about `chunk_bytes` long and at most about `chunk_lines` lines.
 
     The stream is read in blocks of at most `READ_BYTES`, so when it breaks (a limit, a
     truncated archive, an I/O error) only the block being read is lost: the error goes to
-    `stats.error` and every complete line read before it is still yielded.
+    `stats.error` and every complete line read before it is still yielded. The lines and CRLF line
+    ends are counted in `stats` as each chunk is cut; the cuts of over-long lines and the undecodable
+    bytes when its lines are read (`Chunk.frame`, or the compiled scanner).
     """
     text = _Text(stats)
     step = min(READ_BYTES, chunk_bytes)
@@ -202,18 +269,29 @@ def read_lines(
             if size < chunk_bytes and lines < chunk_lines:
                 continue
             complete, rest = _complete_lines(pending)
+            left = _newlines(rest) if rest else 0
             if complete:
-                yield _to_frame(complete, stats)
+                yield _chunk(complete, lines - left, stats)
             elif len(rest) > MAX_LINE_BYTES:  # no newline for megabytes: binary junk
-                yield _to_frame(rest[:MAX_LINE_BYTES] + b"\n", stats)
-                rest, skipping = b"", True
-            pending, size, lines = ([rest], len(rest), _newlines(rest)) if rest else ([], 0, 0)
+                yield _chunk(rest[:MAX_LINE_BYTES] + b"\n", 1, stats)
+                rest, skipping, left = b"", True, 0
+            pending, size, lines = ([rest], len(rest), left) if rest else ([], 0, 0)
     if pending:
         data = b"".join(pending)
         if not data.endswith(b"\n"):
             stats.unterminated_last_line = True
             data += b"\n"
-        yield _to_frame(data, stats)
+            lines += 1
+        yield _chunk(data, lines, stats)
+
+
+def _chunk(data: bytes, count: int, stats: ReadStats) -> Chunk:
+    """The next chunk of a source: `count` newline-terminated lines, numbered on from the lines before it."""
+    if b"\r" in data:  # `in` is a memchr; counting only when needed keeps clean files fast
+        stats.crlf_lines += data.count(b"\r\n")
+    chunk = Chunk(data, stats.lines + 1, count)
+    stats.lines += count
+    return chunk
 
 
 #: newlines in a block's first KiB beyond which its lines are short (under 32 bytes on average): counted
@@ -268,45 +346,6 @@ def _complete_lines(blocks: list[bytes]) -> tuple[bytes, bytes]:
 def _split(blocks: list[bytes], i: int, at: int) -> tuple[bytes, bytes]:
     """The blocks cut at offset `at` of block i."""
     return b"".join([*blocks[:i], blocks[i][:at]]), b"".join([blocks[i][at:], *blocks[i + 1 :]])
-
-
-def _to_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
-    """Numbered lines of a block that ends with a newline."""
-    if b"\r" in data:  # `in` is a memchr; counting only when needed keeps clean files fast
-        stats.crlf_lines += data.count(b"\r\n")
-    all_ascii = data.isascii()  # no bad bytes then, and the strict UTF-8 reader is faster than the lossy one
-    if all_ascii and len(data) <= SMALL_BLOCK:
-        return _small_frame(data, stats)
-    text = _decode(data, all_ascii=all_ascii)
-    first = stats.lines + 1
-    stats.lines += text.height
-    frame = text.select(line=pl.int_range(first, first + text.height, dtype=pl.Int64), text=pl.col("text"))
-    long = frame["text"].str.len_bytes() > MAX_LINE_CHARS
-    if long.any():
-        stats.cut_lines += int(long.sum())
-        frame = frame.with_columns(pl.col("text").str.slice(0, MAX_LINE_CHARS))
-    if all_ascii:
-        return frame
-    bad = frame.filter(pl.col("text").str.contains(REPLACEMENT, literal=True))
-    if bad.height:
-        stats.lines_with_bad_bytes += bad.height
-        stats.bad_lines.extend(bad["line"].head(100 - len(stats.bad_lines)).to_list())
-    return frame
-
-
-def _small_frame(data: bytes, stats: ReadStats) -> pl.DataFrame:
-    """`_to_frame` of a small all-ASCII block, in Python and one frame (a small file's lines: polars
-    queries would cost more than the splitting)."""
-    lines = data.decode("ascii").split("\n")[:-1]
-    if b"\r" in data:
-        lines = [line.removesuffix("\r") for line in lines]
-    first = stats.lines + 1
-    stats.lines += len(lines)
-    if any(len(line) > MAX_LINE_CHARS for line in lines):
-        stats.cut_lines += sum(len(line) > MAX_LINE_CHARS for line in lines)
-        lines = [line[:MAX_LINE_CHARS] for line in lines]
-    rows = pl.int_range(first, first + len(lines), dtype=pl.Int64, eager=True)
-    return pl.DataFrame({"line": rows, "text": pl.Series(lines, dtype=pl.String)})
 
 
 #: first bytes that polars takes for zlib or zstd data, and decompresses (gzip's start with \x1f): a

@@ -24,16 +24,15 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import polars as pl
-
 from analyzer.base.errors import AnalyzerError, LimitExceeded
 from analyzer.base.spill import IN_MEMORY, Spill
 from analyzer.base.vocab import FileKind
 from analyzer.base.zones import TimeZones, assumed_zones
 from analyzer.inputs.sources import Source
 from analyzer.parse import families as parse
+from analyzer.parse.chunks import FileParser, parse_small
 from analyzer.parse.identify import HEAD_LINES, file_identity, session_values, with_content
-from analyzer.parse.lines import CHUNK_BYTES, CHUNK_LINES, ReadStats, read_lines
+from analyzer.parse.lines import CHUNK_BYTES, CHUNK_LINES, Chunk, ReadStats, read_chunks
 from analyzer.reduce.placement import PlacementTally
 from analyzer.reduce.reduced import FileClock
 from analyzer.reduce.reducer import EndedFile, end_file
@@ -60,38 +59,39 @@ class _Reading:
     def alert(self) -> bool:
         return FileKind.of(self.source.name) is FileKind.ALERT_LOG
 
-    def lines(self) -> Iterator[pl.DataFrame]:
+    def lines(self) -> Iterator[Chunk]:
         """The source's chunks of numbered lines; an error ends them (the chunks before it stand). The time
         spent on each chunk once handed on (parsing, reducing) is charged to the input's time budget."""
         try:
             with self.source.opener() as stream:
                 first = True
-                for lines in read_lines(stream, self.stats):
+                for chunk in read_chunks(stream, self.stats):
                     if first:
-                        self.session.update(session_values(lines["text"].head(HEAD_LINES)))
+                        self.session.update(session_values(chunk.head(HEAD_LINES)))
                         first = False
                     handed = time.perf_counter()
-                    yield lines
+                    yield chunk
                     self.source.spend(time.perf_counter() - handed)
-        except (AnalyzerError, OSError) as err:  # the opener itself failed; read_lines handles the stream
+        except (AnalyzerError, OSError) as err:  # the opener itself failed; read_chunks handles the stream
             self.stats.error = str(err) if isinstance(err, AnalyzerError) else f"{type(err).__name__}: {err}"
 
-    def parsed(self, chunks: Iterator[pl.DataFrame]) -> Iterator[parse.Parsed]:
+    def parsed(self, chunks: Iterator[Chunk]) -> Iterator[parse.Parsed]:
         """Each chunk parsed (the header state carried from one to the next), its RFS I/O waits placed, in turn.
 
-        A chunk is split into line families here, in turn, each with the header state the one before
-        it ended in (`parse.split_chunk`); its families are parsed on a second thread (`parse.parse_groups`)
-        while the next chunk is read and split and the one before it is reduced, so a file read alone (the
+        A chunk goes through the two steps of a `FileParser`: the first here, in turn (the pure path
+        splits the lines into families there, each chunk with the header state the one before it ended
+        in); the second on a second thread (the compiled scanner, or the pure path's parse of the
+        families) while the next chunk is read and the one before it is reduced, so a file read alone (the
         last of a set, or the one big RFS trace of a single-instance primary) keeps both cores busy.
         """
-        in_header = False
+        chunk_parser = FileParser(self.stats, alert=self.alert)
         ahead = ThreadPoolExecutor(max_workers=1)
         try:
             queued: deque[Future[parse.Parsed]] = deque()
-            for lines in chunks:
-                groups, in_header = parse.split_chunk(lines, in_header, alert=self.alert)
-                queued.append(ahead.submit(parse.parse_groups, groups))
-                del lines, groups  # the worker holds the families until they are parsed
+            for chunk in chunks:
+                job = chunk_parser.split(chunk)
+                queued.append(ahead.submit(chunk_parser.parse, job))
+                del chunk, job  # the worker holds the chunk until it is parsed
                 if len(queued) > 1:
                     yield self.placed(queued.popleft().result())
             while queued:
@@ -155,13 +155,13 @@ def read_small_ended(sources: Sequence[Source], zones: TimeZones, spill: Spill =
     """`read_ended` of each source, in order, for sources expected to fit in one chunk: those that do are
     parsed together, up to a chunk's worth of lines at a time; one that does not is read alone."""
     results: dict[int, Ended] = {}
-    waiting: list[tuple[int, _Reading, pl.DataFrame]] = []
+    waiting: list[tuple[int, _Reading, Chunk]] = []
     size = lines = 0
 
     def flush() -> None:
         nonlocal size, lines
         started = time.perf_counter()
-        parts = parse.parse_files([chunk for _, _, chunk in waiting])
+        parts = parse_small([chunk for _, _, chunk in waiting], [r.stats for _, r, _ in waiting])
         files = [
             (r.source.label, r.source.name, r.placed(part)) for (_, r, _), part in zip(waiting, parts, strict=True)
         ]
@@ -186,17 +186,17 @@ def read_small_ended(sources: Sequence[Source], zones: TimeZones, spill: Spill =
             ahead = [chunk for chunk in (first, second) if chunk is not None]
             results[at] = reading.ended(reading.parsed(_chain(ahead, chunks)), zones, spill)
             continue
-        if lines + first.height > CHUNK_LINES or size + reading.stats.bytes > CHUNK_BYTES:
+        if lines + first.count > CHUNK_LINES or size + reading.stats.bytes > CHUNK_BYTES:
             flush()
         waiting.append((at, reading, first))
         size += reading.stats.bytes
-        lines += first.height
+        lines += first.count
     if waiting:
         flush()
     return [results[at] for at in range(len(sources))]
 
 
-def _chain(ahead: list[pl.DataFrame], rest: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+def _chain(ahead: list[Chunk], rest: Iterator[Chunk]) -> Iterator[Chunk]:
     yield from ahead
     yield from rest
 

@@ -15,7 +15,7 @@ from polars.testing import assert_frame_equal
 from analyzer.api import Options, analyze
 from analyzer.base.zones import TimeZones
 from analyzer.parse import families as parse
-from analyzer.parse import fastpath
+from analyzer.parse import fastpath, scanner
 from analyzer.parse import grammar as g
 from analyzer.parse import lines as read
 from analyzer.parse.families import (
@@ -295,13 +295,14 @@ def test_sample_tables_are_the_same_either_way(path: Path) -> None:
 def test_simulated_writes_are_the_same_either_way(
     tmp_path: Path, generation: str, alone: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The whole analysis with every line of a known family parsed by its grammar gives the same writes;
+    """The whole analysis with every line of a known family parsed by its grammar gives the same writes as
+    the usual one (the compiled scanner when it is built, else the fast paths);
     the set's files read together as small files do (`parse_files`), or each alone in 8 KB chunks, split
     and parsed on two threads (`parse_groups`)."""
     real_line = g.parse_line
     if alone:
         monkeypatch.setattr(ingest, "SMALL_BYTES", 0)
-        monkeypatch.setattr(ingest, "read_lines", functools.partial(read.read_lines, chunk_bytes=8192))
+        monkeypatch.setattr(ingest, "read_chunks", functools.partial(read.read_chunks, chunk_bytes=8192))
     simulate(tmp_path / "set", SimOptions(scenario="mixed", format_version=generation, writes=150, noise=0.3, seed=4))
     options = Options(zones=TimeZones(default_min=0))
     quick = analyze([str(tmp_path / "set")], options)
@@ -309,6 +310,7 @@ def test_simulated_writes_are_the_same_either_way(
     monkeypatch.setattr(g, "parse_line", lambda family, text: by_grammar.append(text) or real_line(family, text))
     for name in ("parse_chunk", "parse_groups", "parse_files"):
         monkeypatch.setattr(parse, name, functools.partial(getattr(parse, name), fast=False))
+    monkeypatch.setenv(scanner.SWITCH, "python")  # the grammar for every line, not the compiled scanner
     spec = analyze([str(tmp_path / "set")], options)
     assert len(by_grammar) >= sum(sum(f.parsed.parsed.values()) for f in spec.files)  # every line the grammar's
     assert quick.writes.height == 300

@@ -54,16 +54,17 @@ def same_file(alone: FileResult, together: FileResult) -> None:
 
 
 def test_chunks_parsed_ahead_are_parsed_as_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each chunk is split into families in turn and parsed on a second thread while the one before is
-    reduced. 256-byte chunks cut the sample trace's header: a chunk after one that ends inside it is split
-    with that state, and every chunk gives the tables of parsing in turn."""
-    monkeypatch.setattr(ingest, "read_lines", functools.partial(read.read_lines, chunk_bytes=256))
+    """Each chunk is split into families in turn (by the compiled scanner, or the pure path) and parsed on a
+    second thread while the one before is reduced. 256-byte chunks cut the sample trace's header: a chunk
+    after one that ends inside it is split with that state, and every chunk gives the tables of parsing in
+    turn."""
+    monkeypatch.setattr(ingest, "read_chunks", functools.partial(read.read_chunks, chunk_bytes=256))
     reading = _Reading(discover([str(next(SAMPLES.rglob("chicago1_rfs_8801.trc")))])[0][0])
     chunks = list(reading.lines())
     ahead = list(reading.parsed(iter(chunks)))
     in_header, ends = False, []
-    for lines, part in zip(chunks, ahead, strict=True):
-        expected, in_header = parse_chunk(lines, in_header)
+    for chunk, part in zip(chunks, ahead, strict=True):
+        expected, in_header = parse_chunk(chunk.frame(read.ReadStats()), in_header)
         ends.append(in_header)
         for name in TABLES:
             assert_frame_equal(part.tables[name], expected.tables[name])

@@ -144,7 +144,7 @@ def test_small_chunks_give_the_same_writes(
     simulate(tmp_path / "set", SimOptions(format_version=generation, writes=300, scenario="mixed", seed=5))
     options = Options(zones=TimeZones(default_min=0))
     whole = analyze([str(tmp_path / "set")], options)
-    monkeypatch.setattr(ingest, "read_lines", functools.partial(read.read_lines, chunk_bytes=4096))
+    monkeypatch.setattr(ingest, "read_chunks", functools.partial(read.read_chunks, chunk_bytes=4096))
     if cut_anywhere:
         monkeypatch.setattr(read, "OPENING_LINES", ())
     chunked = analyze([str(tmp_path / "set")], options)

@@ -1,0 +1,328 @@
+/* Growable column buffers and their export as Arrow C data (the Arrow PyCapsule interface), which
+ * polars imports without a copy: https://arrow.apache.org/docs/format/CDataInterface.html */
+#include "_scanner_arrow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* the C data interface's two structures, as the specification defines them */
+#define ARROW_FLAG_NULLABLE 2
+
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+#define INTERN_SLOTS 256
+#define INLINE_VIEW 12
+
+static int reserve(Buf *b, size_t extra) {
+    if (b->cap - b->len >= extra) return 1;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap - b->len < extra) {
+        if (cap > SIZE_MAX / 2) return 0;
+        cap *= 2;
+    }
+    unsigned char *p = realloc(b->p, cap);
+    if (!p) return 0;
+    b->p = p;
+    b->cap = cap;
+    return 1;
+}
+
+int buf_put(Buf *b, const void *bytes, size_t n) {
+    if (!reserve(b, n)) return 0;
+    if (n) memcpy(b->p + b->len, bytes, n);
+    b->len += n;
+    return 1;
+}
+
+void buf_free(Buf *b) {
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+void table_init(Table *t, const Column *spec, int ncols) {
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols < MAX_COLUMNS ? ncols : MAX_COLUMNS;
+    for (int i = 0; i < t->ncols; i++) t->cols[i].spec = spec[i];
+}
+
+static size_t width(int type) {
+    switch (type) {
+    case COL_I64:
+    case COL_TS: return 8;
+    case COL_I32N: return 4;
+    case COL_STR: return 16;
+    default: return 1;
+    }
+}
+
+/* the validity bit of the current row (COL_I32N) */
+static int mark(Table *t, Col *c, int valid) {
+    size_t byte = (size_t)(t->rows / 8);
+    while (c->validity.len <= byte) {
+        unsigned char zero = 0;
+        if (!buf_put(&c->validity, &zero, 1)) return 0;
+    }
+    if (valid)
+        c->validity.p[byte] |= (unsigned char)(1u << (t->rows % 8));
+    else
+        c->nulls++;
+    return 1;
+}
+
+int put_i64(Table *t, int col, int64_t value) {
+    Col *c = &t->cols[col];
+    int64_t v64 = value;
+    int32_t v32 = (int32_t)value;
+    int8_t v8 = (int8_t)value;
+    switch (c->spec.type) {
+    case COL_I64:
+    case COL_TS: return buf_put(&c->values, &v64, 8);
+    case COL_I32N: return mark(t, c, 1) && buf_put(&c->values, &v32, 4);
+    case COL_I8:
+    case COL_U8: return buf_put(&c->values, &v8, 1);
+    default: return 0;
+    }
+}
+
+int put_null(Table *t, int col) {
+    Col *c = &t->cols[col];
+    int32_t zero = 0;
+    return c->spec.type == COL_I32N && mark(t, c, 0) && buf_put(&c->values, &zero, 4);
+}
+
+static uint32_t fnv1a(const unsigned char *s, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 16777619u;
+    return h;
+}
+
+/* the offset in `data` of a copy of s: one already there (interned) or a new one; 0 when out of memory */
+static int store(Col *c, const unsigned char *s, size_t n, uint32_t *offset) {
+    if (!c->interned && !(c->interned = calloc(INTERN_SLOTS, sizeof(Interned)))) return 0;
+    Interned *slot = &c->interned[fnv1a(s, n) % INTERN_SLOTS];
+    if (slot->length == n && (size_t)slot->offset + n <= c->data.len && memcmp(c->data.p + slot->offset, s, n) == 0) {
+        *offset = slot->offset;
+        return 1;
+    }
+    if (c->data.len > INT32_MAX - n) return 0; /* views address their bytes with 32-bit offsets */
+    *offset = (uint32_t)c->data.len;
+    if (!buf_put(&c->data, s, n)) return 0;
+    slot->offset = *offset;
+    slot->length = (uint32_t)n;
+    return 1;
+}
+
+int put_str(Table *t, int col, const unsigned char *s, size_t n) {
+    Col *c = &t->cols[col];
+    unsigned char view[16] = {0};
+    if (c->spec.type != COL_STR || n > INT32_MAX) return 0;
+    int32_t length = (int32_t)n, index = 0;
+    memcpy(view, &length, 4);
+    if (n <= INLINE_VIEW) {
+        if (n) memcpy(view + 4, s, n);
+    } else {
+        uint32_t offset;
+        if (!store(c, s, n, &offset)) return 0;
+        memcpy(view + 4, s, 4);
+        memcpy(view + 8, &index, 4);
+        memcpy(view + 12, &offset, 4);
+    }
+    return buf_put(&c->values, view, 16);
+}
+
+int end_row(Table *t) {
+    t->rows++;
+    return 1;
+}
+
+static void col_free(Col *c) {
+    buf_free(&c->values);
+    buf_free(&c->validity);
+    buf_free(&c->data);
+    free(c->interned);
+    c->interned = NULL;
+}
+
+void table_free(Table *t) {
+    for (int i = 0; i < t->ncols; i++) col_free(&t->cols[i]);
+}
+
+/* ------------------------------------------------------------------ export */
+typedef struct {
+    Buf values, validity, data;
+    int64_t sizes[1];
+    const void *buffers[4];
+} ColumnData;
+
+static void release_column(struct ArrowArray *a) {
+    ColumnData *d = a->private_data;
+    if (d) {
+        buf_free(&d->values);
+        buf_free(&d->validity);
+        buf_free(&d->data);
+        free(d);
+    }
+    a->private_data = NULL;
+    a->release = NULL;
+}
+
+typedef struct {
+    const void *buffers[1];
+} StructData;
+
+static void release_struct(struct ArrowArray *a) {
+    for (int64_t i = 0; i < a->n_children; i++) {
+        struct ArrowArray *child = a->children ? a->children[i] : NULL;
+        if (child && child->release) child->release(child);
+        free(child);
+    }
+    free(a->children);
+    free(a->private_data);
+    a->children = NULL;
+    a->private_data = NULL;
+    a->release = NULL;
+}
+
+static void release_schema(struct ArrowSchema *s) {
+    for (int64_t i = 0; i < s->n_children; i++) {
+        struct ArrowSchema *child = s->children ? s->children[i] : NULL;
+        if (child && child->release) child->release(child);
+        free(child);
+    }
+    free(s->children);
+    s->children = NULL;
+    s->release = NULL;
+}
+
+static void release_leaf_schema(struct ArrowSchema *s) { s->release = NULL; }
+
+static const char *format_of(int type) {
+    switch (type) {
+    case COL_I64: return "l";
+    case COL_TS: return "tsu:";
+    case COL_I32N: return "i";
+    case COL_I8: return "c";
+    case COL_U8: return "C";
+    default: return "vu";
+    }
+}
+
+/* a non-NULL buffer (an empty column still points somewhere) */
+static int present(Buf *b) {
+    if (b->p) return 1;
+    return reserve(b, 8);
+}
+
+static int export_column(Col *c, int64_t rows, struct ArrowArray *a, struct ArrowSchema *s) {
+    ColumnData *d = calloc(1, sizeof *d);
+    if (!d) return 0;
+    d->values = c->values;
+    d->validity = c->validity;
+    d->data = c->data;
+    memset(&c->values, 0, sizeof c->values);
+    memset(&c->validity, 0, sizeof c->validity);
+    memset(&c->data, 0, sizeof c->data);
+    a->length = rows;
+    a->null_count = c->nulls;
+    a->buffers = d->buffers;
+    a->private_data = d;
+    a->release = release_column;
+    if (!present(&d->values) || (c->spec.type == COL_I32N && !present(&d->validity))
+        || (c->spec.type == COL_STR && !present(&d->data)))
+        return 0;
+    if (c->spec.type == COL_I32N) /* whole bytes of the bitmap for every row */
+        while (d->validity.len * 8 < (size_t)rows)
+            if (!buf_put(&d->validity, "", 1)) return 0;
+    d->buffers[0] = c->spec.type == COL_I32N ? d->validity.p : NULL;
+    d->buffers[1] = d->values.p;
+    a->n_buffers = 2;
+    if (c->spec.type == COL_STR) {
+        d->sizes[0] = (int64_t)d->data.len;
+        d->buffers[2] = d->data.p;
+        d->buffers[3] = d->sizes;
+        a->n_buffers = 4;
+    }
+    s->format = format_of(c->spec.type);
+    s->name = c->spec.name;
+    s->flags = ARROW_FLAG_NULLABLE;
+    s->release = release_leaf_schema;
+    return 1;
+}
+
+static void free_schema_capsule(PyObject *capsule) {
+    struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
+    if (s && s->release) s->release(s);
+    free(s);
+}
+
+static void free_array_capsule(PyObject *capsule) {
+    struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
+    if (a && a->release) a->release(a);
+    free(a);
+}
+
+PyObject *table_export(Table *t) {
+    struct ArrowSchema *schema = calloc(1, sizeof *schema);
+    struct ArrowArray *array = calloc(1, sizeof *array);
+    PyObject *schema_capsule = NULL, *array_capsule = NULL;
+    int ok = schema && array;
+    if (ok) {
+        schema->format = "+s";
+        schema->name = "";
+        schema->release = release_schema;
+        array->release = release_struct;
+        array->length = t->rows;
+        array->n_buffers = 1;
+        StructData *d = calloc(1, sizeof *d);
+        array->private_data = d;
+        array->buffers = d ? d->buffers : NULL;
+        schema->children = calloc((size_t)t->ncols, sizeof *schema->children);
+        array->children = calloc((size_t)t->ncols, sizeof *array->children);
+        ok = d && schema->children && array->children;
+        for (int i = 0; ok && i < t->ncols; i++) {
+            schema->children[i] = calloc(1, sizeof(struct ArrowSchema));
+            array->children[i] = calloc(1, sizeof(struct ArrowArray));
+            schema->n_children = array->n_children = i + 1;
+            ok = schema->children[i] && array->children[i]
+                 && export_column(&t->cols[i], t->rows, array->children[i], schema->children[i]);
+        }
+    }
+    if (ok) schema_capsule = PyCapsule_New(schema, "arrow_schema", free_schema_capsule);
+    if (schema_capsule) array_capsule = PyCapsule_New(array, "arrow_array", free_array_capsule);
+    if (array_capsule) return Py_BuildValue("(NN)", schema_capsule, array_capsule);
+    if (schema_capsule) {
+        Py_DECREF(schema_capsule); /* its destructor releases and frees the schema */
+    } else if (schema) {
+        if (schema->release) schema->release(schema);
+        free(schema);
+    }
+    if (array) {
+        if (array->release) array->release(array);
+        free(array);
+    }
+    return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+}
