@@ -24,6 +24,7 @@ from analyzer.base.errors import AnalyzerError, ExitCode, Interrupted, UsageErro
 from analyzer.base.spill import stop_on_signals
 from analyzer.cli.helptext import Group
 from analyzer.cli.output import os_errno, quiet_stdout
+from analyzer.parse import scanner
 
 app = typer.Typer(
     cls=Group,
@@ -47,6 +48,7 @@ state = {"debug": False, "quiet": False}
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"dgtrace {__version__}")
+        typer.echo(f"scanner: {scanner.name()}")  # the compiled line scanner, or the pure Python path
         raise typer.Exit()
 
 

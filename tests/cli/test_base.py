@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from analyzer import cli
 from analyzer.base.errors import ExitCode, Interrupted, NoInputError, UsageError
 from analyzer.cli import app, base
+from analyzer.parse import scanner
 from tests.conftest import invoke
 
 PAPER = "samples/paper-2014"
@@ -107,5 +108,5 @@ def test_main_ends_a_stopped_run_with_one_line_and_128_plus_the_signal(
 def test_the_version_of_the_package(tmp_path: Path) -> None:
     from analyzer import __version__
 
-    assert invoke(["--version"]).stdout == f"dgtrace {__version__}\n"
+    assert invoke(["--version"]).stdout == f"dgtrace {__version__}\nscanner: {scanner.name()}\n"
     assert CliRunner().invoke(app, ["--version", "analyze", str(tmp_path / "nothing")]).exit_code == 0  # eager
