@@ -470,16 +470,23 @@ PyDoc_STRVAR(scan_doc,
              "(schema, array), and the bytes of the lines handed back. None: a line is too long (the pure path).");
 
 static PyObject *scan(PyObject *module, PyObject *args) {
-    const char *data;
+    PyObject *bytes; /* immutable: nothing can change it while the GIL is released */
+    char *data;
     Py_ssize_t size;
     long long first;
     int in_header, all_ascii, outcome;
     (void)module;
-    if (!PyArg_ParseTuple(args, "y#Lpp", &data, &size, &first, &in_header, &all_ascii)) return NULL;
+    if (!PyArg_ParseTuple(args, "SLpp", &bytes, &first, &in_header, &all_ascii)) return NULL;
+    if (PyBytes_AsStringAndSize(bytes, &data, &size) < 0) return NULL;
     if (size > 0 && data[size - 1] != '\n') {
         PyErr_SetString(PyExc_ValueError, "a chunk ends with a newline");
         return NULL;
     }
+    if (first < 0 || first > INT64_MAX - size) {
+        PyErr_SetString(PyExc_ValueError, "line numbers out of range");
+        return NULL;
+    }
+    if (size > INT32_MAX) Py_RETURN_NONE; /* the views' 32-bit offsets; chunks are far smaller */
     Scan s;
     memset(&s, 0, sizeof s);
     table_init(&s.messages, COLUMNS(MESSAGE_COLUMNS));

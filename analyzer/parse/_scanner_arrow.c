@@ -69,16 +69,6 @@ void table_init(Table *t, const Column *spec, int ncols) {
     for (int i = 0; i < t->ncols; i++) t->cols[i].spec = spec[i];
 }
 
-static size_t width(int type) {
-    switch (type) {
-    case COL_I64:
-    case COL_TS: return 8;
-    case COL_I32N: return 4;
-    case COL_STR: return 16;
-    default: return 1;
-    }
-}
-
 /* the validity bit of the current row (COL_I32N) */
 static int mark(Table *t, Col *c, int valid) {
     size_t byte = (size_t)(t->rows / 8);

@@ -300,9 +300,19 @@ def test_a_chunk_with_a_line_too_long_for_the_scanner_goes_to_the_pure_path(name
     assert pure_stats.cut_lines >= 1
 
 
-def test_a_chunk_ends_with_a_newline() -> None:
+def test_the_scanner_refuses_what_it_cannot_read_safely() -> None:
+    """Bytes only (a bytearray could change while the scan runs without the GIL), newline-terminated, and line
+    numbers that cannot overflow."""
     with pytest.raises(ValueError, match="newline"):
         scanner.scan(Chunk(b"no newline", 1, 1), False, ReadStats())
+    compiled = scanner._scanner
+    assert compiled is not None
+    with pytest.raises(TypeError):
+        compiled.scan(bytearray(b"a\n"), 1, False, True)  # type: ignore[arg-type]
+    for first in (-1, 2**63 - 1):
+        with pytest.raises(ValueError, match="out of range"):
+            compiled.scan(b"a\n", first, False, True)
+    assert compiled.scan(b"", 1, False, True) is not None
 
 
 def _each_chunk_the_same(path: Path, chunk_bytes: int) -> int:
@@ -385,7 +395,7 @@ def test_the_c_sources_compile_cleanly_with_every_warning_an_error() -> None:
     include = sysconfig.get_paths()["include"]
     for source in sorted((ROOT / "analyzer" / "parse").glob("_scanner*.c")):
         done = subprocess.run(
-            [*WARNINGS, "-fsyntax-only", "-DPy_LIMITED_API=0x030B0000", f"-I{include}", str(source)],
+            [*WARNINGS, "-c", "-o", os.devnull, "-DPy_LIMITED_API=0x030B0000", f"-I{include}", str(source)],
             capture_output=True,
             text=True,
             check=False,
