@@ -58,20 +58,20 @@ typedef struct {
     const unsigned char *p, *e;
 } Cur;
 
-static int left(const Cur *c) { return c->p < c->e; }
-static int at_end(const Cur *c) { return c->p == c->e; }
-static int next_is(const Cur *c, unsigned char ch) { return c->p < c->e && *c->p == ch; }
+SCANNER_INLINE int left(const Cur *c) { return c->p < c->e; }
+SCANNER_INLINE int at_end(const Cur *c) { return c->p == c->e; }
+SCANNER_INLINE int next_is(const Cur *c, unsigned char ch) { return c->p < c->e && *c->p == ch; }
 
-static int lit(Cur *c, const char *s, size_t n) {
+SCANNER_INLINE int lit(Cur *c, const char *s, size_t n) {
     if ((size_t)(c->e - c->p) < n || memcmp(c->p, s, n) != 0) return 0;
     c->p += n;
     return 1;
 }
 #define LIT(c, s) lit((c), (s), sizeof(s) - 1)
 
-static int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
-static int is_hex(unsigned char ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F'); }
-static int is_word(unsigned char ch) {
+SCANNER_INLINE int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
+SCANNER_INLINE int is_hex(unsigned char ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F'); }
+SCANNER_INLINE int is_word(unsigned char ch) {
     return is_digit(ch) || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '_';
 }
 
@@ -109,13 +109,23 @@ static int until(Cur *c, unsigned char stop, unsigned char also) {
     return left(c);
 }
 
-static int starts(const unsigned char *t, size_t n, const char *s) {
+SCANNER_INLINE int starts(const unsigned char *t, size_t n, const char *s) {
     size_t k = strlen(s);
     return n >= k && memcmp(t, s, k) == 0;
 }
 
-static int starts_any(const unsigned char *t, size_t n, const char *const *list) {
-    if (n == 0) return 0;
+/* the first bytes of a list's prefixes, a flag each */
+typedef struct {
+    unsigned char any[256];
+} FirstBytes;
+
+static void first_bytes(FirstBytes *f, const char *const *list) {
+    memset(f, 0, sizeof *f);
+    for (; *list; list++) f->any[(unsigned char)(*list)[0]] = 1;
+}
+
+static int starts_any(const unsigned char *t, size_t n, const char *const *list, const FirstBytes *f) {
+    if (n == 0 || !f->any[t[0]]) return 0;
     for (; *list; list++)
         if ((unsigned char)(*list)[0] == t[0] && starts(t, n, *list)) return 1;
     return 0;
@@ -181,7 +191,11 @@ static int ascii(const unsigned char *t, size_t n) {
 
 /* The family of a line (split_families' tests in their order); `in_header` is updated by the line:
  * a separator, `***` or blank line ends a header region, a header start opens one. */
-static int family(const unsigned char *t, size_t n, int *in_header) {
+typedef struct {
+    FirstBytes other_10046, lgwr;
+} Prefixes;
+
+static int family(const unsigned char *t, size_t n, int *in_header, const Prefixes *p) {
     if (starts(t, n, "****")) {
         *in_header = 0;
         return F_SEPARATOR;
@@ -191,7 +205,7 @@ static int family(const unsigned char *t, size_t n, int *in_header) {
         return F_STAMPS;
     }
     if (starts(t, n, "WAIT #")) return F_WAIT;
-    if (starts_any(t, n, OTHER_10046)) return glued_wait(t, n) ? F_WAIT : F_10046;
+    if (starts_any(t, n, OTHER_10046, &p->other_10046)) return glued_wait(t, n) ? F_WAIT : F_10046;
     if (n > 0 && (t[0] == 'T' || t[0] == 'O') && header_start(t, n)) *in_header = 1;
     if (find(t, n, 0, "msgid=", 6) >= 0) return F_TRANSPORT;
     if (blank(t, n)) {
@@ -200,7 +214,7 @@ static int family(const unsigned char *t, size_t n, int *in_header) {
     }
     if (glued_wait(t, n)) return F_WAIT;
     if (message_start(t, n)) return F_TRANSPORT;
-    if (starts_any(t, n, LGWR)) return F_LGWR;
+    if (starts_any(t, n, LGWR, &p->lgwr)) return F_LGWR;
     return *in_header ? F_HEADER : F_OTHER;
 }
 
@@ -309,12 +323,9 @@ static int message(const unsigned char *t, size_t n, Message *m) {
     Cur c = {t, t + n};
     LIT(&c, "... ");
     m->kind = -1;
-    for (int k = 0; MESSAGE_TEXT[k]; k++)
-        if (lit(&c, MESSAGE_TEXT[k], strlen(MESSAGE_TEXT[k]))) {
-            m->kind = k;
-            break;
-        }
-    if (m->kind < 0 || !LIT(&c, " [")) return 0;
+    for (int k = 0; MESSAGE_TEXT[k] && m->kind < 0; k++) /* the texts differ in their first 8 bytes */
+        if (c.e - c.p >= 8 && memcmp(c.p, MESSAGE_TEXT[k], 8) == 0) m->kind = k;
+    if (m->kind < 0 || !lit(&c, MESSAGE_TEXT[m->kind], strlen(MESSAGE_TEXT[m->kind])) || !LIT(&c, " [")) return 0;
     const unsigned char *func = c.p;
     while (left(&c) && is_word(*c.p)) c.p++;
     if (c.p == func || !LIT(&c, "]")) return 0;
@@ -345,9 +356,17 @@ typedef struct {
     size_t event_len;
 } Wait;
 
+/* the first ` tim=` of a line, found by its `t` (a WAIT line has fewer than blanks), or -1 */
+static ptrdiff_t find_tim(const unsigned char *t, size_t n) {
+    ptrdiff_t at = 0;
+    while ((at = find(t, n, (size_t)at + 1, "tim=", 4)) > 0)
+        if (t[at - 1] == ' ') return at - 1;
+    return -1;
+}
+
 /* a canonical WAIT line: fastpath.WAIT_KEY_SHAPE up to its first ` tim=`, then digits to the end */
 static int wait_line(const unsigned char *t, size_t n, Wait *w) {
-    ptrdiff_t tim_at = find(t, n, 0, " tim=", 5);
+    ptrdiff_t tim_at = find_tim(t, n);
     if (tim_at < 0) return 0;
     Cur tim = {t + tim_at + 5, t + n};
     if (!number(&tim, &w->tim) || !at_end(&tim) || w->tim >= MAX_MICROS) return 0;
@@ -436,13 +455,16 @@ enum { SCANNED, DECLINED };
 
 static int run(Scan *s, const unsigned char *d, size_t n, int64_t line, int *in_header, int all_ascii) {
     size_t pos = 0;
+    Prefixes prefixes;
+    first_bytes(&prefixes.other_10046, OTHER_10046);
+    first_bytes(&prefixes.lgwr, LGWR);
     while (pos < n && !s->oom) {
         const unsigned char *nl = memchr(d + pos, '\n', n - pos);
         size_t end = nl ? (size_t)(nl - d) : n, len = end - pos;
         const unsigned char *t = d + pos;
         if (len > 0 && t[len - 1] == '\r') len--;
         if (len > MAX_LINE) return DECLINED;
-        int fam = family(t, len, in_header);
+        int fam = family(t, len, in_header, &prefixes);
         if ((!all_ascii && !ascii(t, len)) || !take(s, fam, t, len, line)) {
             s->oom |= !put_i64(&s->rest, 0, line) || !put_i64(&s->rest, 1, fam) || !end_row(&s->rest);
             s->oom |= !buf_put(&s->rest_text, t, end - pos) || !buf_put(&s->rest_text, "\n", 1);

@@ -33,11 +33,15 @@ struct ArrowArray {
     void *private_data;
 };
 
-#define INTERN_SLOTS 256
-#define INLINE_VIEW 12
+static void col_free(Col *c) {
+    buf_free(&c->values);
+    buf_free(&c->validity);
+    buf_free(&c->data);
+    free(c->interned);
+    c->interned = NULL;
+}
 
-static int reserve(Buf *b, size_t extra) {
-    if (b->cap - b->len >= extra) return 1;
+int buf_grow(Buf *b, size_t extra) {
     size_t cap = b->cap ? b->cap : 1024;
     while (cap - b->len < extra) {
         if (cap > SIZE_MAX / 2) return 0;
@@ -48,113 +52,6 @@ static int reserve(Buf *b, size_t extra) {
     b->p = p;
     b->cap = cap;
     return 1;
-}
-
-int buf_put(Buf *b, const void *bytes, size_t n) {
-    if (!reserve(b, n)) return 0;
-    if (n) memcpy(b->p + b->len, bytes, n);
-    b->len += n;
-    return 1;
-}
-
-void buf_free(Buf *b) {
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
-
-void table_init(Table *t, const Column *spec, int ncols) {
-    memset(t, 0, sizeof *t);
-    t->ncols = ncols < MAX_COLUMNS ? ncols : MAX_COLUMNS;
-    for (int i = 0; i < t->ncols; i++) t->cols[i].spec = spec[i];
-}
-
-/* the validity bit of the current row (COL_I32N) */
-static int mark(Table *t, Col *c, int valid) {
-    size_t byte = (size_t)(t->rows / 8);
-    while (c->validity.len <= byte) {
-        unsigned char zero = 0;
-        if (!buf_put(&c->validity, &zero, 1)) return 0;
-    }
-    if (valid)
-        c->validity.p[byte] |= (unsigned char)(1u << (t->rows % 8));
-    else
-        c->nulls++;
-    return 1;
-}
-
-int put_i64(Table *t, int col, int64_t value) {
-    Col *c = &t->cols[col];
-    int64_t v64 = value;
-    int32_t v32 = (int32_t)value;
-    int8_t v8 = (int8_t)value;
-    switch (c->spec.type) {
-    case COL_I64:
-    case COL_TS: return buf_put(&c->values, &v64, 8);
-    case COL_I32N: return mark(t, c, 1) && buf_put(&c->values, &v32, 4);
-    case COL_I8:
-    case COL_U8: return buf_put(&c->values, &v8, 1);
-    default: return 0;
-    }
-}
-
-int put_null(Table *t, int col) {
-    Col *c = &t->cols[col];
-    int32_t zero = 0;
-    return c->spec.type == COL_I32N && mark(t, c, 0) && buf_put(&c->values, &zero, 4);
-}
-
-static uint32_t fnv1a(const unsigned char *s, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 16777619u;
-    return h;
-}
-
-/* the offset in `data` of a copy of s: one already there (interned) or a new one; 0 when out of memory */
-static int store(Col *c, const unsigned char *s, size_t n, uint32_t *offset) {
-    if (!c->interned && !(c->interned = calloc(INTERN_SLOTS, sizeof(Interned)))) return 0;
-    Interned *slot = &c->interned[fnv1a(s, n) % INTERN_SLOTS];
-    if (slot->length == n && (size_t)slot->offset + n <= c->data.len && memcmp(c->data.p + slot->offset, s, n) == 0) {
-        *offset = slot->offset;
-        return 1;
-    }
-    if (c->data.len > INT32_MAX - n) return 0; /* views address their bytes with 32-bit offsets */
-    *offset = (uint32_t)c->data.len;
-    if (!buf_put(&c->data, s, n)) return 0;
-    slot->offset = *offset;
-    slot->length = (uint32_t)n;
-    return 1;
-}
-
-int put_str(Table *t, int col, const unsigned char *s, size_t n) {
-    Col *c = &t->cols[col];
-    unsigned char view[16] = {0};
-    if (c->spec.type != COL_STR || n > INT32_MAX) return 0;
-    int32_t length = (int32_t)n, index = 0;
-    memcpy(view, &length, 4);
-    if (n <= INLINE_VIEW) {
-        if (n) memcpy(view + 4, s, n);
-    } else {
-        uint32_t offset;
-        if (!store(c, s, n, &offset)) return 0;
-        memcpy(view + 4, s, 4);
-        memcpy(view + 8, &index, 4);
-        memcpy(view + 12, &offset, 4);
-    }
-    return buf_put(&c->values, view, 16);
-}
-
-int end_row(Table *t) {
-    t->rows++;
-    return 1;
-}
-
-static void col_free(Col *c) {
-    buf_free(&c->values);
-    buf_free(&c->validity);
-    buf_free(&c->data);
-    free(c->interned);
-    c->interned = NULL;
 }
 
 void table_free(Table *t) {
