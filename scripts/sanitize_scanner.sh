@@ -9,6 +9,7 @@
 #
 #   scripts/sanitize_scanner.sh [PYTHON]      (default: .venv/bin/python, else python3)
 set -euo pipefail
+export LC_ALL=C # globs in byte order (the digest of the sources)
 cd "$(dirname "$0")/.."
 PYTHON=${1:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}
 PYTHON=$(command -v "$PYTHON")
@@ -23,7 +24,8 @@ find "$work/tree/analyzer" \( -name '_scanner*.so' -o -name '_scanner*.pyd' -o -
 
 include=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 suffix=$("$PYTHON" -c 'import importlib.machinery as m; print([s for s in m.EXTENSION_SUFFIXES if "abi3" in s][0])')
-"$CC" -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
+digest=$(cat analyzer/parse/_scanner*.[ch] | sha256sum | cut -d' ' -f1) # setup.py's SCANNER_SOURCES
+"$CC" -DSCANNER_SOURCES="\"$digest\"" -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
   -Wall -Wextra -Wshadow -Werror -shared -fPIC -DPy_LIMITED_API=0x030B0000 -I"$include" \
   analyzer/parse/_scanner.c analyzer/parse/_scanner_arrow.c -o "$work/tree/analyzer/parse/_scanner$suffix"
 

@@ -32,6 +32,10 @@ static const char *const FAMILY_NAME[] = {"transport",     "stamps",        "wai
                                           "header",        "ignored:blank", "ignored:10046", "ignored:other",
                                           "ignored:separator", NULL};
 
+#ifndef SCANNER_SOURCES /* the sha256 of the sources (setup.py), or nothing known */
+#define SCANNER_SOURCES ""
+#endif
+
 #define MAX_LINE 65536                /* analyzer.parse.lines.MAX_LINE_CHARS */
 #define MAX_DIGITS 18                 /* a longer number may not fit an Int64: the grammar decides */
 #define MAX_MICROS (INT64_C(1) << 53) /* analyzer.parse.records.MAX_MICROS */
@@ -558,9 +562,9 @@ static PyObject *constants(PyObject *module, PyObject *unused) {
             Py_DECREF(text);
         }
     }
-    return Py_BuildValue("{sNsNsNsNsNsisi}", "other_10046", lists[0], "lgwr", lists[1], "message_text", lists[2],
+    return Py_BuildValue("{sNsNsNsNsNsisiss}", "other_10046", lists[0], "lgwr", lists[1], "message_text", lists[2],
                          "message_kind", lists[3], "families", lists[4], "max_line", MAX_LINE, "max_digits",
-                         MAX_DIGITS);
+                         MAX_DIGITS, "sources", SCANNER_SOURCES);
 fail:
     for (int i = 0; i < 5; i++) Py_XDECREF(lists[i]);
     return NULL;

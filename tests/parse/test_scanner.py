@@ -4,6 +4,7 @@ hostile chunks, the samples, simulated sets of every generation and the real tra
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
@@ -384,6 +385,17 @@ def test_the_switch_and_an_install_without_the_module_read_through_the_pure_path
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert done.stdout.split() == ["False", "python"]
+
+
+def test_the_module_is_built_from_the_sources_in_the_checkout() -> None:
+    """The editable install builds the module in place: sources changed since (a pull, an edit) need `make`
+    (which reinstalls when they change) or `pip install -e .`, else these tests test another scanner."""
+    sources = sorted((ROOT / "analyzer" / "parse").glob("_scanner*.[ch]"))
+    if not sources:
+        pytest.skip("no C sources beside the tests (an installed wheel is tested)")
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()
+    built = scanner._scanner.constants()["sources"]  # type: ignore[union-attr]
+    assert built == digest, "the scanner was built from other sources: run make (or pip install -e .)"
 
 
 #: the compiler's warnings the C sources are held to (scripts/sanitize_scanner.sh builds with them too)
