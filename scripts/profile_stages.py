@@ -16,10 +16,11 @@ ran (a file's fixed cost).
 `scripts/bench.py` gives the end-to-end figures against grep.
 
 `--chunks TRACE` looks inside the reading stage instead: the first `--count` chunks of one trace file
-read, sorted into line families, parsed (each family's fast path), their RFS I/O waits placed and
-reduced on one thread, with the milliseconds per chunk of each step and the number of polars queries
-a chunk runs (each eager DataFrame operation is one; their fixed cost is what a small file pays),
-then the `--sites` analyzer lines whose queries took longest. `--read TRACE` reads one trace file as
+read, scanned by the compiled scanner and the lines it hands back parsed (with `DGTRACE_SCANNER=python`:
+each chunk as a frame, sorted into line families and each family's fast path), then parsed whole, their
+RFS I/O waits placed and reduced on one thread, with the milliseconds per chunk of each step and the
+number of polars queries a chunk runs (each eager DataFrame operation is one; their fixed cost is what a
+small file pays), then the `--sites` analyzer lines whose queries took longest. `--read TRACE` reads one trace file as
 `analyze` does, nothing wrapped: a run to profile with `perf record`.
 """
 
@@ -45,7 +46,9 @@ from analyzer.findings import insights
 from analyzer.inputs.classify import Source
 from analyzer.match import finish
 from analyzer.parse import families as parse
-from analyzer.parse.lines import ReadStats, read_lines
+from analyzer.parse import scanner
+from analyzer.parse.chunks import FileParser
+from analyzer.parse.lines import ReadStats, read_chunks
 from analyzer.reduce import ingest
 from analyzer.reduce.placement import PlacementTally
 from analyzer.reduce.reducer import FileReducer
@@ -167,23 +170,31 @@ def chunk_steps(trace: Path, count: int, sites: int = 12) -> None:
         return result
 
     with trace.open("rb") as stream:
-        chunks = step("read (read_lines)", lambda: list(itertools.islice(read_lines(stream, ReadStats()), count)))
+        chunks = step("read (read_chunks)", lambda: list(itertools.islice(read_chunks(stream, ReadStats()), count)))
     in_header = False
-    for lines in chunks:  # the parts of `parse_chunk`, one by one
+    for chunk in chunks:  # the parts of a chunk's parse, one by one
+        scanned = scanner.scan(chunk, in_header, ReadStats()) if scanner.enabled() else None
+        if scanned is not None:
+            step("scan (compiled scanner)", functools.partial(scanner.scan, chunk, in_header, ReadStats()))
+            step("lines handed back (parsed)", functools.partial(scanner.parse_scanned, scanned))
+            in_header = scanned.in_header
+            continue
+        lines = step("lines as a frame", functools.partial(chunk.frame, ReadStats()))
         groups, end_in_header = step("sort into families", functools.partial(parse.split_families, lines, in_header))
         for family, spec in parse.REGISTRY.items():
             if spec.fast is not None and groups[family.value].height:
                 step(f"fast path: {family.value}", functools.partial(spec.fast, groups[family.value]))
         in_header = end_in_header
-    reducer, tally, in_header = FileReducer(), PlacementTally(), False
+    reducer, tally, reader = FileReducer(), PlacementTally(), FileParser(ReadStats())
     with QueryCount() as counter:  # the whole of it, then the reduce stage
-        for n, lines in enumerate(chunks):
-            part, in_header = step("parse_chunk (all of it)", functools.partial(parse.parse_chunk, lines, in_header))
+        for n, chunk in enumerate(chunks):
+            part = step("parse (all of it)", functools.partial(reader.parse, reader.split(chunk)))
             tables = part.tables
             step("wait placement (tally.add)", functools.partial(tally.add, tables["messages"], tables["waits"]))
             step("reduce (FileReducer.add)", functools.partial(reducer.add, part, last=n == len(chunks) - 1))
-    mb = sum(int(c["text"].str.len_bytes().sum()) + c.height for c in chunks) / 1e6
-    print(f"{trace.name}: {len(chunks)} chunks of {mb / len(chunks):.1f} MB, {chunks[0].height:,} lines in the first")
+    mb = sum(len(chunk.data) for chunk in chunks) / 1e6
+    print(f"{trace.name}: {len(chunks)} chunks of {mb / len(chunks):.1f} MB, {chunks[0].count:,} lines in the first")
+    print(f"scanner: {scanner.name()} (DGTRACE_SCANNER=python: the pure path's steps)")
     for name, total in seconds.items():
         print(f"{name:28s} {total / len(chunks) * 1000:8.1f} ms per chunk")
     print(f"{'polars queries':28s} {counter.queries / len(chunks):8.0f} per chunk (parse, placement, reduce)")
