@@ -74,7 +74,9 @@ SCANNER_INLINE int lit(Cur *c, const char *s, size_t n) {
 #define LIT(c, s) lit((c), (s), sizeof(s) - 1)
 
 SCANNER_INLINE int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
-SCANNER_INLINE int is_hex(unsigned char ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F'); }
+SCANNER_INLINE int is_hex(unsigned char ch) {
+    return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
 SCANNER_INLINE int is_word(unsigned char ch) {
     return is_digit(ch) || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '_';
 }
@@ -300,10 +302,9 @@ static int stamp(const unsigned char *t, size_t n, int64_t *micros, int *digits,
     if (date_time(&c, ' ', micros, digits)) {
         if (at_end(&c)) return ADR_LOCAL;
         if (!LIT(&c, " ")) return NOT_A_STAMP;
-        if (LIT(&c, "["))
-            return source_file(&c) && LIT(&c, ":") && number(&c, &src_line) && LIT(&c, "]") && at_end(&c) ? KRS
-                                                                                                           : NOT_A_STAMP;
-        return number(&c, &src_line) && LIT(&c, " ") && source_file(&c) && at_end(&c) ? KRS : NOT_A_STAMP;
+        int krs = LIT(&c, "[") ? source_file(&c) && LIT(&c, ":") && number(&c, &src_line) && LIT(&c, "]")
+                               : number(&c, &src_line) && LIT(&c, " ") && source_file(&c);
+        return krs && at_end(&c) ? KRS : NOT_A_STAMP;
     }
     c = iso;
     if (!date_time(&c, 'T', micros, digits) || !left(&c) || (*c.p != '+' && *c.p != '-')) return NOT_A_STAMP;
@@ -403,10 +404,12 @@ typedef struct {
     int oom;
 } Scan;
 
-static const Column MESSAGE_COLUMNS[] = {{"line", COL_I64}, {"kind", COL_STR},    {"oper", COL_STR},
-                                         {"thread", COL_I64}, {"seq", COL_I64}, {"msgid", COL_I64}};
+/* the tables' columns, as analyzer.base.schemas declares them (MESSAGES, KRS, ADR, WAITS) */
+static const Column MESSAGE_COLUMNS[] = {{"line", COL_I64},   {"kind", COL_STR}, {"oper", COL_STR},
+                                         {"thread", COL_I64}, {"seq", COL_I64},  {"msgid", COL_I64}};
 static const Column KRS_COLUMNS[] = {{"line", COL_I64}, {"local", COL_TS}, {"digits", COL_I8}};
-static const Column ADR_COLUMNS[] = {{"line", COL_I64}, {"local", COL_TS}, {"digits", COL_I8}, {"utc_offset_min", COL_I32N}};
+static const Column ADR_COLUMNS[] = {
+    {"line", COL_I64}, {"local", COL_TS}, {"digits", COL_I8}, {"utc_offset_min", COL_I32N}};
 static const Column WAIT_COLUMNS[] = {
     {"line", COL_I64}, {"cursor", COL_I64}, {"event", COL_STR}, {"ela_us", COL_I64}, {"tim", COL_I64}};
 static const Column REST_COLUMNS[] = {{"line", COL_I64}, {"family", COL_U8}};
@@ -539,8 +542,8 @@ static PyObject *scan(PyObject *module, PyObject *args) {
     if (ok)
         out = Py_BuildValue("(N(LLLL)OOOOOy#)", PyBool_FromLong(in_header), (long long)s.blank,
                             (long long)s.other_10046, (long long)s.separator, (long long)s.other, tables[0],
-                            tables[1], tables[2], tables[3], tables[4], s.rest_text.p ? (const char *)s.rest_text.p : "",
-                            (Py_ssize_t)s.rest_text.len);
+                            tables[1], tables[2], tables[3], tables[4],
+                            s.rest_text.p ? (const char *)s.rest_text.p : "", (Py_ssize_t)s.rest_text.len);
     for (int i = 0; i < 5; i++) Py_XDECREF(tables[i]);
     scan_free(&s);
     return out;
