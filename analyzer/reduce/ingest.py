@@ -1,12 +1,12 @@
 """Read, parse and reduce sources into `FileResult`s: files on both cores, small files parsed together.
 
-A file is read chunk by chunk (`analyzer.parse.lines`), each chunk parsed (`analyzer.parse.families`) and reduced
-(`analyzer.reduce.reducer`) in turn: split into line families on the file's thread, its families parsed on a
+A file is read chunk by chunk (`analyzer.parse.lines`), each chunk parsed (`analyzer.parse.chunks`: the compiled
+scanner, or the pure path of `analyzer.parse.families`) and reduced (`analyzer.reduce.reducer`) in turn: parsed on a
 second thread while the chunk before it is reduced, so memory follows the chunk size (three chunks at
 most: one read, one parsed, one reduced). A chunk costs a few
 hundred polars queries however few lines it has: an upload of thousands of small traces would pay
 them thousands of times. So the files that fit in one chunk are read one after the other, parsed
-together (`parse.parse_files`) and reduced together (`analyzer.reduce.together`), a batch at a time:
+together (`chunks.parse_small`) and reduced together (`analyzer.reduce.together`), a batch at a time:
 each file's result is what reading it alone gives.
 
 What leaves this stage is in UTC. A file whose stamps carry no zone (none given for it, none its
