@@ -176,6 +176,8 @@ class Chunk:
         all_ascii = self.data.isascii()  # no bad bytes then, and the strict UTF-8 reader is faster than the lossy one
         if all_ascii and len(self.data) <= SMALL_BLOCK:  # a small file's lines: one frame, no polars query
             lines = self.data.decode("ascii").split("\n")[:-1]
+            if b"\r" in self.data:  # a CR before a line's end is no part of the line (as `_decode` reads it)
+                lines = [line.removesuffix("\r") for line in lines]
             rows = pl.int_range(self.first, self.first + len(lines), dtype=pl.Int64, eager=True)
             return repaired(
                 pl.DataFrame({"line": rows, "text": pl.Series(lines, dtype=pl.String)}), stats, all_ascii=True
