@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from analyzer.base.oracodes import ERROR_EVENTS
 from analyzer.base.schemas import EVENTS, empty
 from analyzer.match.alerts import entries
 from analyzer.match.analysis import Analysis
@@ -61,7 +62,7 @@ ALERT_EVENTS = (
     "rfs_selected",
     "rfs_attach",
     "protection",
-    "transport_error",
+    *ERROR_EVENTS,
     "startup",
     "parameter_change",
 )
@@ -80,7 +81,7 @@ def _alert_detail() -> pl.Expr:
         .then(pl.concat_str([pl.col("key"), pl.lit(" database is in "), detail, pl.lit(" mode")]))
         .when(kind == "parameter_change")
         .then(pl.concat_str([pl.col("key"), pl.lit("="), detail]))
-        .when((kind == "transport_error") & pl.col("key").is_not_null())
+        .when(kind.is_in(ERROR_EVENTS) & pl.col("key").is_not_null())
         .then(pl.concat_str([pl.col("key"), pl.lit(": "), detail.fill_null("")]))
         .when(kind == "rfs_attach")
         .then(pl.concat_str([pid, detail.fill_null("")]).str.strip_chars())

@@ -17,6 +17,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, UnexpectedInput, UnexpectedToken
 from lark.exceptions import VisitError
 
+from analyzer.base.oracodes import error_class
 from analyzer.base.vocab import MessageKind
 from analyzer.parse import tables
 from analyzer.parse.records import (
@@ -101,6 +102,7 @@ _DESTINATION = r"(?:LOG_ARCHIVE_DEST_[0-9]+|LAD:[0-9]+)"
 ALERT_LINE = "|".join(
     [
         r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}",
+        r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? [+-][0-9]{2}:[0-9]{2}$",
         r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-9][0-9] [0-9]{2}:",
         r"advanced to log sequence",
         r"SRL selected for |Standby redo logfile selected for ",
@@ -253,7 +255,7 @@ class _Alert(_Base):
     @staticmethod
     def _event(kind: str, c: list[Token], **fields: int | str | None) -> AlertEvent:
         """An AlertEvent with the process and pid of its prefixes and the message's tail as detail."""
-        prefixes = [m for t in _of(c, "PREFIX") if (m := _PREFIX.fullmatch(t))]
+        prefixes = [m for t in _of(c, "PREFIX") if (m := _PREFIX.fullmatch(t.lstrip()))]
         process = next((m["name"].upper() for m in prefixes if m["pid"] or m["name"].isupper()), None)
         pid = next((int(m["pid"]) for m in prefixes if m["pid"]), None)
         tail = " ".join(t.strip() for t in _of(c, "REST", "QUOTED", "TRANSPORT_TEXT")) or None
@@ -267,6 +269,11 @@ class _Alert(_Base):
 
     def time_iso(self, c: list[Token]) -> AdrStamp:
         local, digits, offset = parse_iso(c[0])
+        return AdrStamp(local, digits, offset, None)
+
+    def time_adrci(self, c: list[Token]) -> AdrStamp:
+        date, clock, zone = str(c[0]).split()
+        local, digits, offset = parse_iso(f"{date}T{clock}{zone}")
         return AdrStamp(local, digits, offset, None)
 
     def time_ctime(self, c: list[Token]) -> AdrStamp:
@@ -304,7 +311,8 @@ class _Alert(_Base):
         code = _of(c, "ORA")
         found = _DEST.search(" ".join(_of(c, "TRANSPORT_TEXT", "REST")))
         dest = int(found[1] or found[2]) if found else None
-        return self._event("transport_error", c, dest=dest, key=code[0] if code else None)
+        kind = error_class(code[0] if code else None).event
+        return self._event(kind, c, dest=dest, key=code[0] if code else None)
 
     def parameter(self, c: list[Token]) -> AlertEvent:
         value = _of(c, "VALUE")

@@ -99,10 +99,11 @@ class HeaderLine:
 @dataclass(frozen=True, slots=True)
 class AlertEvent:
     """An alert-log entry: `kind` is the grammar rule (log_switch, srl_selected, rfs_selected, rfs_attach,
-    protection, transport_error, parameter, parameter_change, startup). `process` and `pid` come from its
-    prefix (`NSS2 (PID:4401): `; `pid` is the RFS pid of `Assigned to RFS process N`); `log` is the standby
-    redo log RFS selected; `key` a parameter name, an ORA- code or the database role; `detail` the rest (a
-    parameter's value, the protection mode)."""
+    protection, parameter, parameter_change, startup; an error line's kind is its ORA- code's class,
+    `base.oracodes`: transport_error, apply_error, archiving_error, operator_action, other_error).
+    `process` and `pid` come from its prefix (`NSS2 (PID:4401): `; `pid` is the RFS pid of `Assigned to RFS
+    process N`); `log` is the standby redo log RFS selected; `key` a parameter name, an ORA- code or the
+    database role; `detail` the rest (a parameter's value, the protection mode)."""
 
     kind: str
     process: str | None = None

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from analyzer.base.oracodes import ERROR_EVENTS
 from analyzer.base.schemas import matched_only
 from analyzer.base.vocab import COMPONENTS, TOTAL_AND_COMPONENTS, Component, ms_column
 from analyzer.findings import events, switching
@@ -236,7 +237,7 @@ def _switch_lines(fig: Any, switches: pl.DataFrame, ceiling: float) -> None:
 
 
 #: the log writer and alert-log events marked on the axis of the per-write timeline (at most EVENT_MARKS)
-MARKED_EVENTS = ("sync_switch", "transport_error", "parameter_change", "startup", "protection")
+MARKED_EVENTS = ("sync_switch", *ERROR_EVENTS, "parameter_change", "startup", "protection")
 EVENT_MARKS = 2000
 
 

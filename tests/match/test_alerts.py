@@ -174,3 +174,39 @@ def test_fast_sync_from_noaffirm() -> None:
     )
     (found,) = alerts.transport_destinations(settings)
     assert (found.target_db, found.transport) == ("b", Transport.FASTSYNC)
+
+
+SALEM = FIXTURES / "alert_salem1.log"  # 19c standby: its RFS lines begin with a blank
+BOSTON = FIXTURES / "adrci" / "alert_boston1.log"  # adrci `show alert` layout of an 11.2 primary
+
+
+def test_19c_rfs_lines_that_begin_with_a_blank_are_read() -> None:
+    a = _one(SALEM)
+    (f,) = a.files
+    assert f.parsed.unparsed == 0
+    found = alerts.entries(a.files)
+    kinds = found["kind"].to_list()
+    assert kinds == ["rfs_attach", "protection", "rfs_selected", "rfs_selected"]
+    assert set(found["pid"]) == {68185} and set(found["process"]) == {"RFS"}
+    mode = found.filter(pl.col("kind") == "protection").row(0, named=True)
+    assert (mode["key"], mode["detail"]) == ("Primary", "MAXIMUM AVAILABILITY")
+    assert found.filter(pl.col("kind") == "rfs_selected").select("log", "thread", "seq").rows() == [
+        (12, 1, 4412),
+        (13, 1, 4413),
+    ]
+
+
+def test_adrci_stamps_give_time_and_zone_and_errors_their_class() -> None:
+    a = _one(BOSTON)
+    (f,) = a.files
+    assert f.parsed.unparsed == 0
+    assert f.reduced.zone == "ISO ADR lines of the file"
+    assert f.reduced.first_at is not None and f.reduced.first_at.isoformat() == "2011-03-25T11:36:51.012000+00:00"
+    found = alerts.entries(a.files)
+    assert found.select("kind", "key").rows() == [
+        ("log_switch", None),
+        ("srl_selected", None),
+        ("operator_action", "ORA-16037"),
+        ("archiving_error", "ORA-16014"),
+    ]
+    assert "transport_error" not in events.around_writes(a)["event"].to_list()
