@@ -37,8 +37,8 @@ from analyzer.simulate.topology import ClockSpec, LinkSpec, ThreadLayout
 if TYPE_CHECKING:
     from analyzer.simulate.writer import SetPlan, ThreadJob
 
-#: the protection mode RFS reports: every simulated primary has a SYNC destination
-MODE = "MAXIMUM AVAILABILITY"
+#: the protection mode RFS reports, by the `protection` option (every simulated primary has a SYNC destination)
+MODES = {"availability": "MAXIMUM AVAILABILITY", "protection": "MAXIMUM PROTECTION"}
 
 
 def database_ids(seed: int, primary_db: str) -> tuple[int, int]:
@@ -79,7 +79,8 @@ class ThreadAlerts:
         spec = self._job.layout.links[index]
         client = "ASYNC" if spec.transport == "ASYNC" else "SYNC"
         rfs = spec.receiver
-        text = rfs_attach(self._gen, self._job.thread + 2, rfs.pid, client, spec.sender.pid, MODE)
+        mode = MODES[self._job.plan.options.protection]
+        text = rfs_attach(self._gen, self._job.thread + 2, rfs.pid, client, spec.sender.pid, mode)
         self._entry(index, 1, t, text)
 
     def new_log(self, index: int, w: Write, rfs_end: int) -> None:

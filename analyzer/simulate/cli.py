@@ -20,7 +20,7 @@ def simulate_command(
     outdir: Annotated[Path, typer.Argument(help="Directory to create (must be new or empty).")],
     scenario: Annotated[
         str,
-        typer.Option(help="baseline, standby-io, network, log-switch or mixed."),
+        typer.Option(help="baseline, standby-io, network (stalls), bandwidth (congestion), log-switch or mixed."),
     ] = "baseline",
     format_version: Annotated[
         str, typer.Option("--format-version", help="Oracle trace layout: 11.2, 12.1, 19c or 23ai.")
@@ -82,6 +82,9 @@ def simulate_command(
     extras: Annotated[
         bool, typer.Option(help="Also write alert logs, .trm files and an unrelated foreground trace per host.")
     ] = False,
+    protection: Annotated[
+        str, typer.Option(help="availability or protection: the protection mode the alert logs (--extras) report.")
+    ] = "availability",
 ) -> None:
     """Write a simulated Data Guard trace set with its ground truth (truth.csv).
 
@@ -117,6 +120,7 @@ def simulate_command(
         lgwr_broadcast_rate=lgwr_broadcast_rate,
         lgwr_mode_switch_every=lgwr_mode_switch_every,
         extras=extras,
+        protection=protection,
     )
     result = simulate(outdir, options)
     Console(stderr=True).print(

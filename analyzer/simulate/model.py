@@ -64,12 +64,21 @@ class Profile:
     stall_ms: float
     #: mean idle time of NSS between the ack of one write and the next send
     gap_ms: float
+    #: a bandwidth-bound link: with this probability per write a congested period starts, `congestion_writes`
+    #: writes long, each request of which waits in a queue (a lognormal delay of median `congestion_ms`)
+    congestion_rate: float = 0.0
+    congestion_writes: int = 0
+    congestion_ms: float = 0.0
 
+
+#: fields added to `Profile` after the classic sets, with their defaults (scenario.json names them only when used)
+LATER_PROFILE: dict[str, object] = {"congestion_rate": 0.0, "congestion_writes": 0, "congestion_ms": 0.0}
 
 SCENARIOS: dict[str, Profile] = {
     "baseline": Profile(1.0, 0.002, 40.0, 0.002, 40.0, 2000, 8.0, 2, 0.0, 0.0, 2.0),
     "standby-io": Profile(1.0, 0.001, 60.0, 0.04, 180.0, 2000, 8.0, 2, 0.0, 0.0, 2.0),
     "network": Profile(1.0, 0.04, 150.0, 0.001, 40.0, 2000, 8.0, 2, 0.0, 0.0, 2.0),
+    "bandwidth": Profile(1.0, 0.0, 0.0, 0.001, 40.0, 2000, 8.0, 2, 0.0, 0.0, 2.0, 0.0008, 50, 150.0),
     "log-switch": Profile(1.0, 0.001, 40.0, 0.001, 40.0, 300, 160.0, 4, 0.0, 0.0, 2.0),
     "mixed": Profile(2.0, 0.01, 120.0, 0.01, 150.0, 800, 90.0, 3, 0.004, 150.0, 2.0),
 }
@@ -116,6 +125,8 @@ class Link:
         self._fastsync = fastsync
         #: FASTSYNC: when the RFS's last standby redo log write ends
         self._busy = 0
+        #: writes left in the current congested period (`Profile.congestion_rate`)
+        self._congested = 0
 
     @property
     def profile(self) -> Profile:
@@ -146,7 +157,19 @@ class Link:
                 out += extra
             else:
                 back += extra
+        if self._p.congestion_rate:  # no draw without congestion: the other scenarios keep their bytes
+            out += self._queued(rng)
         return _MIN_ONE_WAY_US + int(out), _MIN_ONE_WAY_US + int(back)
+
+    def _queued(self, rng: Random) -> float:
+        """The queueing delay of a request (µs): 0 outside a congested period."""
+        p = self._p
+        if not self._congested and rng.random() < p.congestion_rate:
+            self._congested = p.congestion_writes
+        if not self._congested:
+            return 0.0
+        self._congested -= 1
+        return _lognormal(rng, p.congestion_ms * 1000.0, 0.35)
 
     def _rfs(
         self, t2: int, size_kb: int, since_switch: int, noise: int

@@ -8,21 +8,24 @@ import pickle
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from random import Random
 from subprocess import PIPE
+from typing import Any
 
 from analyzer.base.errors import UsageError
 from analyzer.base.units import parse_offset
 from analyzer.simulate.alert import write_alert_logs
 from analyzer.simulate.extras import write_extras
 from analyzer.simulate.formats import GENERATIONS
-from analyzer.simulate.model import SCENARIOS, Profile
-from analyzer.simulate.options import CLASSIC_FIELDS, SimOptions, SimResult
+from analyzer.simulate.model import LATER_PROFILE, SCENARIOS, Profile
+from analyzer.simulate.options import CLASSIC_FIELDS, LATER_OPTIONS, SimOptions, SimResult
 from analyzer.simulate.topology import Clocks, ClockSpec, TopologyOptions, base_processes, thread_layout
 from analyzer.simulate.truth import (
+    COMMIT_COLUMNS,
     EXTENDED_COLUMNS,
     LGWR_EVENT_COLUMNS,
     TRUTH_COLUMNS,
@@ -86,6 +89,10 @@ def finish_set(plan: SetPlan, outdir: Path, jobs: list[ThreadJob], outcomes: lis
         join_parts(truth, EXTENDED_COLUMNS, parts)
     else:
         join_parts(truth, TRUTH_COLUMNS, [TruthPart(job.truth_part(0)) for job in jobs])
+    commit = None
+    if any(spec.kind == "follower" for job in jobs for spec in job.layout.links):
+        commit = outdir / "commit_path.csv"
+        join_parts(commit, COMMIT_COLUMNS, [TruthPart(job.commit_part) for job in jobs])
     events = None
     if options.lgwr_events:
         events = outdir / "lgwr_events.csv"
@@ -105,6 +112,7 @@ def finish_set(plan: SetPlan, outdir: Path, jobs: list[ThreadJob], outcomes: lis
         tuple(p for out in outcomes for p in out.deleted),
         events,
         extras,
+        commit,
     )
     _write_scenario(plan, result, outdir, jobs)
     return result
@@ -233,8 +241,8 @@ def _write_scenario(plan: SetPlan, result: SimResult, outdir: Path, jobs: list[T
     if not plan.extended:
         options = {k: v for k, v in options.items() if k in CLASSIC_FIELDS}
     document: dict[str, object] = {
-        "options": options,
-        "profile": asdict(plan.profile),
+        "options": _without_later(options, LATER_OPTIONS),
+        "profile": _without_later(asdict(plan.profile), LATER_PROFILE),
         "start_utc": start,
         "files": [f.relative_to(outdir).as_posix() for f in result.files],
         "truth": result.truth.name,
@@ -248,7 +256,14 @@ def _write_scenario(plan: SetPlan, result: SimResult, outdir: Path, jobs: list[T
         document["extras"] = [f.relative_to(outdir).as_posix() for f in result.extras]
         if result.lgwr_events is not None:
             document["lgwr_events"] = result.lgwr_events.name
+        if result.commit_path is not None:
+            document["commit_path"] = result.commit_path.name
     result.scenario.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def _without_later(values: dict[str, Any], later: Mapping[str, object]) -> dict[str, Any]:
+    """`values` without the fields added later that hold their default (sets that do not use them keep their bytes)."""
+    return {k: v for k, v in values.items() if k not in later or v != later[k]}
 
 
 def link_document(job: ThreadJob, index: int) -> dict[str, object]:

@@ -21,6 +21,9 @@ EXTENDED_COLUMNS = (
 )
 #: the truth.csv of `simulate-share`
 SHARE_COLUMNS = f"{EXTENDED_COLUMNS},day"
+#: commit_path.csv (sets with several SYNC destinations): one row per redo write, sent at once to every SYNC
+#: destination; the commit waits for the slowest (`commit_ms`), the lists are in link order, `;`-separated
+COMMIT_COLUMNS = "primary_db,thread,seq,sent_at,commit_ms,slowest_db,standby_dbs,msgids,totals_ms"
 #: lgwr_events.csv
 LGWR_EVENT_COLUMNS = "at,host,thread,kind,elapsed_ms,evidence"
 #: `evidence` of a row whose lines are all in the set / of one that lost some with a deleted segment
@@ -55,6 +58,17 @@ def truth_row(thread: int, seq: int, msgid: int, sent_at: str, total: int, rfs: 
         f"{thread},{seq},{msgid},{sent_at},{total / 1000:.3f},{network / 1000:.3f},"
         f"{rfs / 1000:.3f},{io / 1000:.3f},{other / 1000:.3f},{verdict}\n"
     )
+
+
+def commit_row(primary_db: str, thread: int, seq: int, sent_at: str, path: Sequence[tuple[str, int, int]]) -> str:
+    """One commit_path.csv row: a redo write's (standby db, msgid, total µs) on each SYNC destination, the
+    first destination's send time; the commit is the largest total (the first such destination on a tie)."""
+    slowest = max(range(len(path)), key=lambda i: (path[i][2], -i))
+    dbs = ";".join(db for db, _, _ in path)
+    msgids = ";".join(str(m) for _, m, _ in path)
+    totals = ";".join(f"{t / 1000:.3f}" for _, _, t in path)
+    commit, db = path[slowest][2], path[slowest][0]
+    return f"{primary_db},{thread},{seq},{sent_at},{commit / 1000:.3f},{db},{dbs},{msgids},{totals}\n"
 
 
 def link_columns(primary: tuple[str, str], standby: tuple[str, str], sender: str) -> str:

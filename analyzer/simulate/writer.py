@@ -16,7 +16,7 @@ from analyzer.simulate.model import AsyncStream, Link, Profile, SyncFollower, Th
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.records import LgwrEvents, LgwrText, NssText, RfsText
 from analyzer.simulate.topology import ClockSpec, LinkSpec, Names, ThreadLayout
-from analyzer.simulate.truth import UtcText, link_columns, truth_row
+from analyzer.simulate.truth import UtcText, commit_row, link_columns, truth_row
 
 #: writes generated between two flushes (and size checks): about 200 KB of text
 BATCH = 256
@@ -80,6 +80,11 @@ class ThreadJob:
     def truth_part(self, link: int) -> Path:
         """Truth rows of one link of this thread, joined into truth.csv afterwards."""
         return self.outdir / (f".truth-{self.tag}.part" if link == 0 else f".truth-{self.tag}-{link}.part")
+
+    @property
+    def commit_part(self) -> Path:
+        """commit_path.csv rows of this thread (several SYNC destinations only)."""
+        return self.outdir / f".commit-{self.tag}.part"
 
     @property
     def lgwr_part(self) -> Path:
@@ -176,7 +181,9 @@ def run_thread(job: ThreadJob) -> ThreadOutcome:
         )
         if plan.extended:
             alerts = ThreadAlerts(job, stack) if opts.extras else None
-            done = _stream(texts, model, streams, opts.writes_per_thread, budget, alerts)
+            commit = stack.enter_context(chunk_writer(job.commit_part)) if followers else None
+            texts.others += [commit] if commit is not None else []
+            done = _stream(texts, model, streams, (opts.writes_per_thread, budget), alerts, commit)
         else:
             done = _stream_classic(texts, model, opts.writes_per_thread, budget)
     files = texts.trace_files
@@ -307,11 +314,13 @@ def _stream(
     texts: _ThreadTexts,
     model: ThreadModel,
     streams: list[tuple[int, AsyncStream]],
-    limit: int | None,
-    budget: int | None,
+    limits: tuple[int | None, int | None],
     alerts: ThreadAlerts | None,
+    commit: ChunkWriter | None = None,
 ) -> int:
-    """Print the rounds of every link until `limit` primary writes or `budget` bytes."""
+    """Print the rounds of every link until `limits` (primary writes, bytes) are reached; with `commit`,
+    each redo write's commit path (the slowest SYNC destination) as a commit_path.csv row."""
+    limit, budget = limits
     links, lgwr, thread = texts.links, texts.lgwr, texts.thread
     lgwr_file = texts.lgwr_file
     followers = [i for i, lt in enumerate(links) if lt.spec.kind == "follower"]
@@ -322,7 +331,7 @@ def _stream(
         for index, lt in enumerate(links):
             alerts.attach(index, lt.receiver_start)
 
-    def emit(index: int, w: Write) -> None:
+    def emit(index: int, w: Write) -> tuple[int, int]:
         lt = links[index]
         q1, q4 = lt.sender.record(w)
         q2, q3, io, late = lt.rfs.record(w)
@@ -334,12 +343,16 @@ def _stream(
         if segmenting:
             lt.sender_file.mark(lt.rows, w.t4 + 3)
             lt.receiver_file.mark(lt.rows, lt.rfs.last_end + 3)
+        return q1, q4 - q1
 
     done = 0
     for w in model.writes():
-        emit(0, w)
+        q1, total = emit(0, w)
+        path = [(links[0].spec.receiver.db, w.msgid, total)]
         for index, more in zip(followers, w.more, strict=True):
-            emit(index, more)
+            path.append((links[index].spec.receiver.db, more.msgid, emit(index, more)[1]))
+        if commit is not None:
+            commit.parts.append(commit_row(links[0].spec.sender.db, thread, w.seq, utc(q1), path))
         for index, stream in streams:
             ready = links[0].rfs.last_end if index in forwards else w.t1
             shipped = stream.offer(ready, w.seq, w.size_kb)

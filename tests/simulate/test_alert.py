@@ -59,3 +59,10 @@ def test_database_ids_are_the_same_for_the_same_seed_and_database() -> None:
     assert database_ids(5, "sales") == database_ids(5, "sales") != database_ids(6, "sales")
     dbid, branch = database_ids(5, "hr")
     assert 10**9 <= dbid < 4 * 10**9 and 8 * 10**8 <= branch < 12 * 10**8
+
+
+def test_the_protection_mode_the_standby_reports(tmp_path: pytest.TempPathFactory) -> None:
+    result = run(tmp_path, writes=20, threads=1, extras=True, protection="protection")  # type: ignore[arg-type]
+    standby = next(p for p in result.extras if p.name == "alert_salesdr1.log").read_text()
+    assert "Primary database is in MAXIMUM PROTECTION mode" in standby
+    assert "MAXIMUM AVAILABILITY" not in standby

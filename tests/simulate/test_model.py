@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from random import Random
 
@@ -89,3 +90,21 @@ def test_dispatch_noise_is_a_wait_before_the_rest_and_the_draws_repeat(fastsync:
     noisy = _exchanges(fastsync, NOISE_RFS_DISPATCH, 20)
     assert all(waits[0][0] == EV_DISPATCH for *_, waits in noisy)
     assert noisy == _exchanges(fastsync, NOISE_RFS_DISPATCH, 20)  # the same seed, the same times
+
+
+def test_a_bandwidth_bound_link_queues_requests_in_sustained_periods() -> None:
+    link = Link(SCENARIOS["bandwidth"], Random(3))
+    outs = []
+    t1 = T1
+    for n in range(6000):
+        t2, _, t4, _ = link.exchange(t1, 16, n + 10, 0)
+        outs.append(t2 - t1)
+        t1 = t4 + 2_000
+    queued = [d >= 40_000 for d in outs]  # a request that waited in a queue (median 150 ms)
+    assert 0.01 * len(outs) < sum(queued) < 0.15 * len(outs)
+    # sustained: a queued request follows a queued one (periods of 50 writes), unlike isolated stalls
+    follows = sum(b for a, b in itertools.pairwise(queued) if a)
+    assert follows >= 0.8 * sum(queued)
+    # the other scenarios draw nothing for congestion: their link's draws are those of a profile without it
+    plain = SCENARIOS["network"]
+    assert (plain.congestion_rate, plain.congestion_writes, plain.congestion_ms) == (0.0, 0, 0.0)

@@ -36,6 +36,8 @@ def test_bad_options_are_usage_errors(options: dict[str, object]) -> None:
         {"drop_segment": 1},
         {"segment_bytes": 100},
         {"lgwr_broadcast_rate": 2.0},
+        {"protection": "performance"},
+        {"protection": "protection", "transport": "fastsync"},  # NOAFFIRM needs Maximum Availability
     ],
 )
 def test_impossible_combinations_are_usage_errors(options: dict[str, object]) -> None:
@@ -72,3 +74,8 @@ def test_the_write_budget_per_thread_and_whether_lgwr_events_are_written() -> No
     assert SimOptions(size_bytes=1 << 20).writes_per_thread is None  # the size budget applies instead
     assert not SimOptions().lgwr_events
     assert SimOptions(lgwr_broadcast_rate=0.1).lgwr_events and SimOptions(lgwr_mode_switch_every=10).lgwr_events
+
+
+def test_maximum_protection_makes_a_set_extended() -> None:
+    assert not SimOptions(protection="protection").classic
+    assert SimOptions(protection="availability").classic

@@ -5,6 +5,7 @@ Every truth row is checked against what small regex readers of the written text 
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections import Counter
@@ -81,6 +82,20 @@ def test_two_sync_standbys_each_with_their_own_sender_and_rfs(tmp_path: Path) ->
     for thread in ("1", "2"):
         sends = sorted((r["sent_at"], r["standby_db"]) for r in rows if r["thread"] == thread)
         assert all(a[1] != b[1] for a, b in zip(sends[::2], sends[1::2], strict=True))
+    # the commit path: one row per redo write, the slower of its two remote writes
+    assert result.commit_path is not None
+    with result.commit_path.open(newline="") as handle:
+        commits = list(csv.DictReader(handle))
+    assert len(commits) == 500
+    by_key = {(r["standby_db"], r["thread"], r["seq"], r["msgid"]): float(r["total_ms"]) for r in rows}
+    for c in commits:
+        totals = [
+            by_key[(db, c["thread"], c["seq"], m)]
+            for db, m in zip(c["standby_dbs"].split(";"), c["msgids"].split(";"), strict=True)
+        ]
+        assert [float(t) for t in c["totals_ms"].split(";")] == totals
+        assert float(c["commit_ms"]) == max(totals) and c["slowest_db"] in ("salesdr", "salesbc")
+    assert {c["slowest_db"] for c in commits} == {"salesdr", "salesbc"}
 
 
 @pytest.mark.parametrize(("gen", "forwarder"), [("12.1", "NSA2"), ("19c", "TT02"), ("23ai", "TT02")])

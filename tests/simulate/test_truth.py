@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.simulate.truth import EXTENDED_COLUMNS, TRUTH_COLUMNS, TruthPart, UtcText, join_parts, truth_row
+from analyzer.simulate.truth import (
+    EXTENDED_COLUMNS,
+    TRUTH_COLUMNS,
+    TruthPart,
+    UtcText,
+    commit_row,
+    join_parts,
+    truth_row,
+)
 from tests.simulate.sets import TRUTH_HEADER, run, truth_of, us
 
 
@@ -58,3 +66,10 @@ def test_parts_are_joined_under_the_columns_with_their_evidence_and_removed(tmp_
         "5,row,complete,d1",
     ]
     assert not classic.exists() and not extended.exists()
+
+
+def test_a_commit_row_is_the_slowest_destination_of_a_redo_write() -> None:
+    row = commit_row("sales", 2, 1311, "2014-12-02T15:46:49.879000Z", [("boston", 124705, 138_000), ("chi", 9, 2_100)])
+    assert row == "sales,2,1311,2014-12-02T15:46:49.879000Z,138.000,boston,boston;chi,124705;9,138.000;2.100\n"
+    tie = commit_row("sales", 1, 7, "t", [("a", 1, 5_000), ("b", 2, 5_000)])
+    assert tie.split(",")[5] == "a"  # on a tie, the first destination
