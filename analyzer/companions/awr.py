@@ -22,6 +22,7 @@ import polars as pl
 from analyzer.base.errors import UsageError
 from analyzer.base.schemas import frame, schema
 from analyzer.companions.awr_cells import Elapsed, SnapLine, Title, buckets, count, millis, parse_line, plain
+from analyzer.companions.awr_load import LoadProfile, from_lines, from_tables
 from analyzer.companions.awr_tables import Column, Table, html_tables, section_title, text_tables
 from analyzer.companions.textinput import read_text, text_lines
 from analyzer.parse.grammar import LineError
@@ -62,6 +63,7 @@ DATA_GUARD_EVENTS = (
     "RFS random i/o",
     "RFS sequential i/o",
     "LNS wait on SENDREQ",
+    "ASYNC Remote Write",
 )
 
 
@@ -99,6 +101,8 @@ class AwrReport:
     events: pl.DataFrame = field(compare=False, repr=False)
     histogram: pl.DataFrame = field(compare=False, repr=False)
     skipped: tuple[SkippedSection, ...] = ()
+    #: the Load Profile's and Instance Activity Stats' redo figures (`analyzer.companions.awr_load`)
+    load: LoadProfile | None = None
 
 
 # ---------------------------------------------------------------------------- tables
@@ -281,6 +285,7 @@ def parse_awr(text: str, label: str, events: tuple[str, ...] = DATA_GUARD_EVENTS
             for row in table.rows:
                 if row.first in ("Begin Snap:", "End Snap:", "Elapsed:"):
                     _window(" ".join(c for c in row.cells if c), found)
+        found["load"] = from_tables(tables)
     else:
         lines = text_lines(text)
         kind = _kind("\n".join(lines[:120]), label)
@@ -290,6 +295,7 @@ def parse_awr(text: str, label: str, events: tuple[str, ...] = DATA_GUARD_EVENTS
         for line in lines[: first_title - 1]:
             _window(line, found)
         _titles(lines, found)
+        found["load"] = from_lines(lines)
     return _report(label, kind, "html" if is_html else "text", tables, wanted, found)
 
 
@@ -348,6 +354,7 @@ def _report(
         events=frame(events, AWR_EVENTS),
         histogram=frame(hist, AWR_HISTOGRAM),
         skipped=tuple(skipped),
+        load=found.get("load"),
     )
 
 

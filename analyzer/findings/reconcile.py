@@ -58,10 +58,14 @@ class EventCheck:
 
     @property
     def mean_ms(self) -> float | None:
-        """The report's average wait (ms): total wait time / waits when both are printed (the printed
-        average is rounded, to whole ms in 11.2), else the average as printed."""
-        if self.waits and self.total_wait_s is not None:
-            return self.total_wait_s * 1000.0 / self.waits
+        """The report's average wait (ms) as it prints it ("Avg wait"): the report computes it from
+        microseconds, while its Total Wait Time is rounded to seconds. Only a whole number of ms (11.2
+        prints no decimals) gives way to total wait time / waits when that rounds to it (finer)."""
+        computed = self.total_wait_s * 1000.0 / self.waits if self.waits and self.total_wait_s is not None else None
+        if self.avg_ms is None:
+            return computed
+        if computed is not None and self.avg_ms.is_integer() and abs(computed - self.avg_ms) <= 0.5:
+            return computed
         return self.avg_ms
 
     @property
