@@ -38,6 +38,9 @@ SYNC_LIMIT_MS = 20.0
 FLOOR_QUANTILE = 0.01
 #: the MAA advice: socket buffers of this many times the bandwidth-delay product
 BDP_FACTOR = 3
+#: a run measures a bandwidth only with a payload of at least this many bytes (a smaller one, as oratcptest's
+#: `-length=0`, is a latency test: its "throughput" counts messages, not a link's capacity)
+MIN_PAYLOAD_BYTES = 1024
 #: where a bandwidth-delay product's round trip comes from when the writes give it
 WRITES_NETWORK_P50 = "the writes' network p50"
 
@@ -254,10 +257,17 @@ class BandwidthDelay:
         return None if self.send_buffer_bytes is None else self.send_buffer_bytes >= self.advised_bytes
 
 
+def latency_test(run: BaselineRun) -> bool:
+    """A run whose payload is too small to measure a bandwidth (MIN_PAYLOAD_BYTES)."""
+    payload = run.settings.payload_bytes
+    return payload is not None and payload < MIN_PAYLOAD_BYTES
+
+
 def bandwidth_delay(writes: pl.DataFrame, checks: Sequence[RunCheck]) -> BandwidthDelay | None:
-    """BDP = bandwidth (the highest ASYNC throughput, else the highest SYNC one) x round trip (the
-    writes' network p50, else the baseline's network round trip); None without a throughput or a round trip."""
-    measured = [(c.run.averages.throughput_bytes_s, c) for c in checks if c.run.averages]
+    """BDP = bandwidth (the highest ASYNC throughput, else the highest SYNC one, of the runs with a real
+    payload: MIN_PAYLOAD_BYTES) x round trip (the writes' network p50, else the baseline's network round
+    trip); None without such a throughput or a round trip."""
+    measured = [(c.run.averages.throughput_bytes_s, c) for c in checks if c.run.averages and not latency_test(c.run)]
     rated = [(rate, c) for rate, c in measured if rate]
     asynchronous = [(rate, c) for rate, c in rated if c.run.settings.mode == "ASYNC"]
     pool = asynchronous or rated

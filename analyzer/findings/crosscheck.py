@@ -21,6 +21,7 @@ from analyzer.findings.compare import (
     DistanceCheck,
     RunCheck,
     WhatIf,
+    latency_test,
     run_name,
     size_text,
 )
@@ -80,6 +81,11 @@ def run_sentence(check: RunCheck, res: float | None = None) -> str:
     """One oratcptest run beside the figure it measures (`res`: the writes' stamp resolution, ms)."""
     name = run_name(check.run)
     unfinished = "" if check.run.finished else " (the run did not finish: its averages were not printed)"
+    if latency_test(check.run):
+        unfinished += (
+            f"; a latency test ({size_text(check.run.settings.payload_bytes or 0)} payload): it measures no"
+            " bandwidth, and no bandwidth-delay product is drawn from it"
+        )
     if check.compared_with is None:
         rate = check.throughput_mib_s
         if check.run.settings.mode == "ASYNC":
@@ -347,3 +353,44 @@ def distance_sentence(d: DistanceCheck, res: float | None = None) -> str:
         text
         + f" Both are below the {SYNC_LIMIT_MS:g} ms round trip beyond which the MAA papers find SYNC rarely viable."
     )
+
+
+def awr_remarks(check: AwrCheck) -> list[str]:
+    """What a DBA remarks on a primary's report: the redo transport events it lacks (an ASYNC primary, no SYNC
+    destination in its window), and its workload as the MAA paper reads it (Load Profile, Instance Activity)."""
+    r = check.report
+    out = []
+    names = {e.event: e for e in check.events}
+    if check.side != "standby" and "SYNC Remote Write" not in names and "LNS wait on SENDREQ" not in names:
+        shipped = names.get("ASYNC Remote Write")
+        if shipped is not None:
+            waits = f" ({shipped.waits:,} waits)" if shipped.waits else ""
+            out.append(
+                f"The report shows ASYNC Remote Write{waits} and no SYNC Remote Write: in its window this primary"
+                " shipped its redo ASYNC (TTnn), so no commit waited for a standby; the traces' SYNC writes have"
+                " no counterpart in it."
+            )
+        elif (r.release or "").startswith("11."):
+            out.append(
+                "The report shows no LNS wait on SENDREQ: in its window this 11.2 primary shipped no redo SYNC (or"
+                " the event fell below the report's thresholds)."
+            )
+        elif r.kind == "awr":
+            out.append(
+                "The report shows no SYNC Remote Write: in its window this primary had no SYNC destination (an"
+                " ASYNC or deferred one), or the event fell below the report's thresholds."
+            )
+    load = r.load
+    if load is not None and not load.empty:
+        parts = []
+        if load.redo_bytes_s is not None:
+            parts.append(f"redo {load.redo_bytes_s / 2**20:,.2f} MB/s")
+        if load.transactions_s is not None:
+            parts.append(f"{load.transactions_s:,.1f} transactions/s")
+        if load.write_bytes is not None and load.redo_writes:
+            per = f", {load.redo_writes / check.window_s:,.0f} a second" if check.window_s else ""
+            parts.append(f"{load.redo_writes:,.0f} redo writes{per} of {size_text(load.write_bytes)} on average")
+        if load.write_ms is not None:
+            parts.append(f"redo write time {ms(load.write_ms)} a write (local and remote)")
+        out.append("Workload (Load Profile, Instance Activity Stats): " + "; ".join(parts) + ".")
+    return out

@@ -1,5 +1,11 @@
 """Findings on the writes table for people: per-minute series, verdict, recommendations (the log-switch
-correlation they draw on is `analyzer.switches`)."""
+correlation they draw on is `analyzer.findings.switching`, the texts and symptoms `analyzer.findings.advice`).
+
+Recommendations follow the assessment (`analyzer.findings.assessment`): a healthy configuration gets none.
+Every cause with a material share of the slow writes (MATERIAL_SHARE of their time, or the largest part of
+that share of them) gets the advice its symptom calls for, only what the configuration allows (Fast Sync
+only in Maximum Availability on 12c or later, `analyzer.findings.setting`), ranked by the slow-write time
+it would save."""
 
 from __future__ import annotations
 
@@ -12,8 +18,10 @@ import polars as pl
 from analyzer.base.schemas import TIMELINE, matched_only
 from analyzer.base.vocab import TOTAL_AND_COMPONENTS, Component
 from analyzer.base.words import duration, ms, plural
-from analyzer.findings import crosscheck
+from analyzer.findings import advice, crosscheck
+from analyzer.findings.assessment import Assessment
 from analyzer.findings.compare import Checks
+from analyzer.findings.setting import FastSyncOption, Setting
 from analyzer.findings.summary import (
     STAT_COLUMNS,
     component_stats,
@@ -21,12 +29,11 @@ from analyzer.findings.summary import (
     stamp_resolution,
     time_shares,
 )
-from analyzer.findings.switching import SwitchAnalysis
+from analyzer.findings.switching import SwitchAnalysis, flag_near_switch
 
-#: a component drives the slow writes when it holds at least this share of slow-write time
-MAJOR_SHARE = 0.4
-#: the MAA paper's redo log sizing target: a log lasts at least this long at the peak redo rate
-LOG_MINUTES = 20
+#: a cause is material when it holds at least this share of slow-write time, or is the largest part of at
+#: least this share of the slow writes: it gets its advice
+MATERIAL_SHARE = 0.2
 #: a recommendation drawn from fewer slow writes than this says it is only a hint
 FEW_SLOW = 10
 
@@ -86,67 +93,14 @@ class Recommendation:
     evidence: str
     advice: str
     #: the same numbers, for machines
-    metrics: dict[str, float | int | None]
+    metrics: dict[str, float | int | str | None]
+    #: the slow-write time it would save (ms): what ranks the recommendations
+    saves_ms: float = 0.0
+    #: how the cause shows (stalls, bandwidth, saturation, outliers, log switches), when that chooses the advice
+    symptom: str | None = None
 
 
-#: per component driving the slow writes: (id, title, advice) in the MAA paper's words
-ADVICE: dict[Component, tuple[tuple[str, str, str], ...]] = {
-    Component.RFS_IO: (
-        (
-            "standby-redo-logs",
-            "Standby redo logs: a single member each, on the fastest disk group",
-            "It is critical for performance that standby redo log groups contain only a single member: place"
-            " single-member standby redo log groups in the fastest available disk group, so that standby log file"
-            " write times are comparable to log file I/O on the primary. Size them exactly as the online redo logs,"
-            " with one more group per thread than the online logs. Check the standby storage with iostat -x"
-            " (%util near 100% or avgqu-sz above 1 means the device is saturated), and look for other databases"
-            " sharing it.",
-        ),
-        (
-            "fast-sync",
-            "Consider Fast Sync (SYNC NOAFFIRM)",
-            "With Fast Sync (SYNC NOAFFIRM on the standby destination) the standby acknowledges the primary as soon"
-            " as it has received the redo in memory, without waiting for the write to the standby redo log: standby"
-            " I/O, and its outliers, leave the round trip. Trade-off: a very small exposure to data loss if the"
-            " primary and the standby both fail within milliseconds of each other, before the standby I/O completes."
-            " Fast Sync needs Oracle Database 12c or later and must be enabled explicitly (the default is SYNC"
-            " AFFIRM).",
-        ),
-    ),
-    Component.NETWORK: (
-        (
-            "network",
-            "Network: socket buffers at 3 x BDP, SDU 65535, and the network path",
-            "Set the TCP send and receive socket buffers to 3 x the bandwidth-delay product (BDP = bandwidth x"
-            " round-trip latency) with RECV_BUF_SIZE and SEND_BUF_SIZE in the Oracle Net alias used for redo"
-            " transport and in the standby listener (raise net.core.rmem_max and net.core.wmem_max on Linux to allow"
-            " them). Set SDU=65535 in tnsnames.ora and listener.ora, or DEFAULT_SDU_SIZE=65535 in sqlnet.ora. Then"
-            " check the network path end to end: its slowest segment, switch or interface limits the bandwidth, and"
-            " inconsistent network response is the most common network problem.",
-        ),
-    ),
-    Component.RFS_OTHER: (
-        (
-            "standby-cpu",
-            "Standby CPU for RFS",
-            "Time inside RFS that is not a standby redo log write points at the standby host: RFS needs sufficient"
-            " CPU to write to the standby redo logs efficiently. Check the standby's CPU load and run queue"
-            " (OSWatcher, vmstat) at the times of the slow writes, and other work sharing the standby host.",
-        ),
-    ),
-}
-REDO_LOG_SIZE = (
-    "redo-log-size",
-    "Fewer log switches: larger redo logs",
-    "Size the online redo logs, and the standby redo logs exactly the same, at 4 GB or at least the peak redo rate"
-    f" per minute x {LOG_MINUTES} minutes (MAA: up to 5 MB/s 4 GB, up to 25 MB/s 16 GB, up to 50 MB/s 32 GB,"
-    " above 50 MB/s 64 GB), from the peak redo rate in AWR, not an average. At each log switch RFS updates the"
-    " standby redo log headers and switches to a new standby redo log, the standby takes a full checkpoint and"
-    " archives the previous log: remote writes slow down at every switch.",
-)
-
-
-def _component_metrics(writes: pl.DataFrame, component: str, share: float) -> dict[str, float | int | None]:
+def _component_metrics(writes: pl.DataFrame, component: str, share: float) -> dict[str, float | int | str | None]:
     slow = writes.filter(pl.col("slow"))
     stats = component_stats(writes).filter(pl.col("component") == component).row(0, named=True)
     return {
@@ -177,18 +131,19 @@ def _component_evidence(component: str, m: Mapping[str, Any], threshold_ms: floa
     )
 
 
-def _major(version: str) -> int | None:
-    head = version.split(".", 1)[0]
-    return int(head) if head.isdigit() else None
+def _excess(both: pl.DataFrame, component: str) -> float:
+    """What the slow writes spent in `component` beyond its usual value (its p50 over all writes), in ms:
+    the time fixing that cause would save."""
+    column = f"{component}_ms"
+    usual = both[column].drop_nulls().quantile(0.5, "nearest")
+    usual = float(usual) if isinstance(usual, int | float) else 0.0
+    slow = both.filter(pl.col("slow"))[column]
+    return float((slow - usual).clip(lower_bound=0.0).sum())
 
 
-def _version_note(versions: Collection[str]) -> str:
-    old = sorted(v for v in versions if (_major(v) or 12) < 12)
-    return f" These traces come from Oracle {', '.join(old)}, where Fast Sync is not available." if old else ""
-
-
-def _redo_log_size(sw: SwitchAnalysis, res: float | None) -> Recommendation:
+def _redo_log_size(sw: SwitchAnalysis, writes: pl.DataFrame, work: advice.Workload | None) -> Recommendation:
     near, rest = sw.comparison.row(0, named=True), sw.comparison.row(1, named=True)
+    res = stamp_resolution(writes)
     evidence = few(sw.slow_near + sw.slow_elsewhere) + (
         f"{sw.slow_near:,} of {plural(sw.slow_near + sw.slow_elsewhere, 'slow write')} were sent"
         f" within {sw.window_s:.3g} s of one of {sw.switches.height:,} log switch(es);"
@@ -197,8 +152,10 @@ def _redo_log_size(sw: SwitchAnalysis, res: float | None) -> Recommendation:
     )
     if sw.interval_min is not None:
         every = duration(sw.interval_min * 60.0)
-        evidence += f"; a thread switched logs every {every} (median; the MAA target is {LOG_MINUTES} min at peak)"
-    metrics = {
+        evidence += (
+            f"; a thread switched logs every {every} (median; the MAA target is {advice.LOG_MINUTES} min at peak)"
+        )
+    metrics: dict[str, float | int | str | None] = {
         "switches": sw.switches.height,
         "slow_near": sw.slow_near,
         "slow_elsewhere": sw.slow_elsewhere,
@@ -208,8 +165,18 @@ def _redo_log_size(sw: SwitchAnalysis, res: float | None) -> Recommendation:
         "p99_elsewhere_ms": rest["p99_ms"],
         "interval_min": sw.interval_min,
     }
-    rec_id, title, advice = REDO_LOG_SIZE
-    return Recommendation(rec_id, title, evidence + ".", advice, metrics)
+    if work is not None and work.redo_bytes_s:
+        table, minutes = advice.log_size_gb(work.redo_bytes_s)
+        metrics |= {"redo_bytes_s": round(work.redo_bytes_s, 1), "log_size_gb": table, "log_minutes_gb": minutes}
+    slow_near = flag_near_switch(writes.filter(pl.col("slow")), sw.switches, sw.window_s)
+    typical = writes["total_ms"].drop_nulls().quantile(0.5, "nearest")
+    usual = float(typical) if isinstance(typical, int | float) else 0.0
+    near_slow = slow_near.filter(pl.col("switch_at").is_not_null())["total_ms"]
+    saves = float((near_slow - usual).clip(lower_bound=0.0).sum())
+    rec_id, title, text = advice.REDO_LOG_SIZE
+    return Recommendation(
+        rec_id, title, evidence + ".", text + advice.log_size_sentence(work), metrics, saves, "log switches"
+    )
 
 
 def _on_fast_sync(writes: pl.DataFrame) -> bool:
@@ -220,35 +187,62 @@ def _on_fast_sync(writes: pl.DataFrame) -> bool:
     return slow.height > 0 and bool(slow["transport"].cast(pl.String).eq_missing("FASTSYNC").all())
 
 
-def _compared(rec_id: str, checks: Checks | None) -> tuple[str, str, dict[str, float | int | None]]:
-    """What the comparisons add to a recommendation: (evidence, advice, metrics). Fast Sync: the
-    what-if; the network: the writes at the oratcptest round trip, each SYNC run, the distance, and
-    the socket buffer against 3 x BDP."""
-    if checks is None:
-        return "", "", {}
-    if rec_id == "fast-sync" and checks.fast_sync is not None:
-        w = checks.fast_sync
-        what_if = {
-            "fastsync_slow_writes": w.what_if.slow_writes,
-            "fastsync_p99_ms": w.what_if.p99_ms,
-            "fastsync_saved_ms": round(w.saved_ms, 3),
-        }
-        return " " + crosscheck.fast_sync_sentence(w, checks.resolution_ms), "", what_if
-    if rec_id != "network":
-        return "", "", {}
-    res = checks.resolution_ms
-    evidence = [crosscheck.round_trip_sentence(checks.at_round_trip, res)] if checks.at_round_trip else []
-    evidence += [crosscheck.run_sentence(c, res) for c in checks.runs if c.compared_with]
-    evidence += [crosscheck.distance_sentence(checks.distance, res)] if checks.distance else []
-    bd = checks.bandwidth_delay
-    metrics: dict[str, float | int | None] = {}
-    if checks.at_round_trip:
-        metrics["baseline_round_trip_ms"] = checks.at_round_trip.round_trip_ms
-    if bd:
+def _network(
+    both: pl.DataFrame, checks: Checks | None, work: advice.Workload | None, setting: Setting
+) -> tuple[tuple[str, str, str], str, str, dict[str, float | int | str | None]]:
+    """The network's advice by its symptom: (id, title, text), the symptom, what the comparisons add to
+    the evidence, and their numbers."""
+    symptom = advice.network_symptom(both, checks, work)
+    res = checks.resolution_ms if checks is not None else None
+    more: list[str] = [symptom.evidence]
+    metrics: dict[str, float | int | str | None] = {}
+    if checks is not None:
+        if checks.at_round_trip:
+            more.append(crosscheck.round_trip_sentence(checks.at_round_trip, res))
+            metrics["baseline_round_trip_ms"] = checks.at_round_trip.round_trip_ms
+        more += [crosscheck.run_sentence(c, res) for c in checks.runs if c.compared_with]
+        more += [crosscheck.distance_sentence(checks.distance, res)] if checks.distance else []
+    if symptom.kind == "stalls":
+        return advice.NETWORK_STALLS, symptom.kind, " ".join(more), metrics | {"net_timeout": _timeouts(setting)}
+    bd = checks.bandwidth_delay if checks is not None else None
+    if bd is not None:
         metrics |= {"bdp_bytes": round(bd.bdp_bytes), "advised_buffer_bytes": round(bd.advised_bytes)}
         metrics["send_buffer_bytes"] = bd.send_buffer_bytes
-    advice = " " + crosscheck.bdp_sentence(bd, res) if bd else ""
-    return "".join(" " + e for e in evidence), advice, metrics
+        more.append(crosscheck.bdp_sentence(bd, res))
+    return advice.NETWORK_BANDWIDTH, symptom.kind, " ".join(more), metrics
+
+
+def _timeouts(setting: Setting) -> str:
+    """The NET_TIMEOUT of the SYNC destinations, in words."""
+    found = [f"{d.target} {d.net_timeout_s} s" for d in setting.destinations if d.net_timeout_s is not None]
+    return ", ".join(found) if found else "not seen"
+
+
+def _stall_context(setting: Setting) -> str:
+    """What a stall as long as NET_TIMEOUT does, in this protection mode."""
+    timeouts = _timeouts(setting)
+    told = f"NET_TIMEOUT here: {timeouts}" if timeouts != "not seen" else "NET_TIMEOUT is not in the alert logs"
+    if setting.protection == "MAXIMUM PROTECTION":
+        after = "in Maximum Protection the primary cannot go on without an acknowledgement"
+    elif setting.protection == "MAXIMUM AVAILABILITY":
+        after = (
+            "in Maximum Availability the primary then goes on without that destination, unsynchronized until it"
+            " reconnects"
+        )
+    else:
+        after = (
+            "in Maximum Availability the primary then goes on without that destination; in Maximum Protection it cannot"
+        )
+    return f" A stall as long as NET_TIMEOUT ({told}) makes LGWR give the destination up: {after}."
+
+
+def _fast_sync_note(option: FastSyncOption, checks: Checks | None) -> str:
+    """Why Fast Sync is not offered, and on 11.2 what an upgrade would change (its what-if)."""
+    text = f" Fast Sync is not an option here: {option.why}."
+    if option.available is False and "needs Oracle Database 12c" in option.why and checks and checks.fast_sync:
+        said = crosscheck.fast_sync_sentence(checks.fast_sync, checks.resolution_ms)
+        text += f" An upgrade to 12c or later would make it one: {said[0].lower()}{said[1:]}"
+    return text
 
 
 def recommendations(
@@ -257,25 +251,80 @@ def recommendations(
     switches: SwitchAnalysis,
     versions: Collection[str] = (),
     checks: Checks | None = None,
+    setting: Setting | None = None,
+    assessment: Assessment | None = None,
 ) -> list[Recommendation]:
-    """The MAA best practices the numbers call for: none without a slow write, each with its evidence
-    (and with `checks`, what the comparisons add: the Fast Sync what-if, the oratcptest baseline).
+    """The MAA best practices the numbers call for, each with its evidence, ranked by the slow-write time it
+    would save: none without a slow write, none for a healthy configuration (`assessment`).
 
-    Log switches count every write with a total; the components only writes seen on both sides.
+    `writes` are a configuration's commit path; `setting` what the uploads say of it (else only `versions`);
+    `checks` the comparisons (the Fast Sync what-if, the oratcptest runs, the AWR workload). Log switches
+    count every write with a total; the components only writes seen on both sides.
     """
+    if assessment is not None and assessment.healthy:
+        return []
+    setting = setting or Setting(versions=tuple(sorted(versions)))
+    work = advice.workload(checks)
     res = stamp_resolution(writes)
-    out = [_redo_log_size(switches, res)] if switches.clustered else []
-    both = _matched(writes)
+    out = [_redo_log_size(switches, writes, work)] if switches.clustered else []
+    both = matched_only(writes)  # every column: the symptoms read the writes' order on their links
     shares = time_shares(both) if both["slow"].any() else {}
-    for component in sorted(shares, key=lambda c: -shares[c]):
-        if shares[component] < MAJOR_SHARE:
-            continue
+    slow = int(both["slow"].sum())
+    for component in shares:
         metrics = _component_metrics(both, component, shares[component])
+        largest = int((both["slow"] & (both["verdict"] == component)).sum())
+        if shares[component] < MATERIAL_SHARE and largest < max(1, MATERIAL_SHARE * slow):
+            continue
         evidence = _component_evidence(component, metrics, threshold_ms, res)
-        for rec_id, title, advice in ADVICE[Component(component)]:
-            if rec_id == "fast-sync" and _on_fast_sync(writes):
-                continue
-            note = _version_note(versions) if rec_id == "fast-sync" else ""
-            more, advised, measured = _compared(rec_id, checks)
-            out.append(Recommendation(rec_id, title, evidence + more, advice + note + advised, metrics | measured))
+        out += _advise(Component(component), both, writes, evidence, metrics, (checks, work, setting))
+    return sorted(out, key=lambda r: -r.saves_ms)
+
+
+def _advise(
+    component: Component,
+    both: pl.DataFrame,
+    writes: pl.DataFrame,
+    evidence: str,
+    metrics: dict[str, float | int | str | None],
+    given: tuple[Checks | None, advice.Workload | None, Setting],
+) -> list[Recommendation]:
+    """The recommendations of one material cause."""
+    checks, work, setting = given
+    saves = _excess(both, component)
+    if component is Component.NETWORK:
+        (rec_id, title, text), kind, more, measured = _network(both, checks, work, setting)
+        extra = _stall_context(setting) if kind == "stalls" else ""
+        payloads = [c.run.settings.payload_bytes for c in checks.runs] if checks is not None else []
+        extra += advice.write_size_sentence(work, [p for p in payloads if p])
+        return [Recommendation(rec_id, title, f"{evidence} {more}", text + extra, metrics | measured, saves, kind)]
+    if component is Component.RFS_OTHER:
+        rec_id, title, text = advice.STANDBY_CPU
+        return [Recommendation(rec_id, title, evidence, text, metrics, saves, "CPU or scheduling")]
+    symptom = advice.io_symptom(both, work)
+    rec_id, title, text = advice.STANDBY_STORAGE if symptom.kind == "saturation" else advice.STANDBY_SPIKES
+    option = setting.fast_sync()
+    told = f"{evidence} {symptom.evidence}".strip()
+    if _on_fast_sync(writes):
+        return [Recommendation(rec_id, title, told, text, metrics, saves, symptom.kind)]
+    if option.available is False:
+        note = _fast_sync_note(option, checks)
+        return [
+            Recommendation(
+                rec_id, title, told, text + note, metrics | {"fast_sync": "unavailable"}, saves, symptom.kind
+            )
+        ]
+    out = [Recommendation(rec_id, title, told, text, metrics, saves, symptom.kind)]
+    fs_id, fs_title, fs_text = advice.FAST_SYNC
+    fs_evidence, fs_metrics, fs_saves = evidence, dict(metrics), float(both.filter(pl.col("slow"))["rfs_io_ms"].sum())
+    if checks is not None and checks.fast_sync is not None:
+        w = checks.fast_sync
+        fs_evidence += " " + crosscheck.fast_sync_sentence(w, checks.resolution_ms)
+        fs_metrics |= {
+            "fastsync_slow_writes": w.what_if.slow_writes,
+            "fastsync_p99_ms": w.what_if.p99_ms,
+            "fastsync_saved_ms": round(w.saved_ms, 3),
+        }
+        fs_saves = w.saved_ms
+    condition = "" if option.available else f" Check first that it is possible here: {option.why}."
+    out.append(Recommendation(fs_id, fs_title, fs_evidence, fs_text + condition, fs_metrics, fs_saves, symptom.kind))
     return out

@@ -10,6 +10,7 @@ does not say (Oracle's defaults, such as ASYNC without SYNC, are not filled in).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 import polars as pl
 
@@ -135,3 +136,43 @@ def transport_destinations(settings: pl.DataFrame) -> list[Destination]:
                 Destination(row["database"], row["target"], row["dest"], transport, f"{row['file']}:{row['line']}")
             )
     return out
+
+
+#: the protection modes Oracle reports, in the words of `Primary database is in ... mode`
+PROTECTION_MODES = ("MAXIMUM PROTECTION", "MAXIMUM AVAILABILITY", "MAXIMUM PERFORMANCE")
+
+
+def protection_mode(entries: pl.DataFrame, databases: Collection[str]) -> tuple[str | None, str | None]:
+    """The latest protection mode an alert log of these databases reports (`Primary database is in
+    MAXIMUM AVAILABILITY mode`, as RFS writes it on a standby), and where: (mode, `file:line`); (None,
+    None) when none says."""
+    said = entries.filter(
+        (pl.col("kind") == "protection")
+        & (pl.col("key") == "Primary")
+        & pl.col("database").is_in(list(databases))
+        & pl.col("detail").is_in(list(PROTECTION_MODES))
+    )
+    if not said.height:
+        return None, None
+    last = said.sort("at", nulls_last=False).row(-1, named=True)
+    return str(last["detail"]), f"{last['file']}:{last['line']}"
+
+
+def parameter_value(entries: pl.DataFrame, database: str | None, name: str) -> tuple[str | None, str | None]:
+    """The last value an alert log of `database` gives the parameter `name` (startup listing or ALTER
+    SYSTEM), unquoted, and where: (value, `file:line`); (None, None) when none does."""
+    said = entries.filter(
+        pl.col("kind").is_in(["parameter", "parameter_change"])
+        & (pl.col("key") == name)
+        & pl.col("database").eq_missing(pl.lit(database, pl.String))
+    )
+    if not said.height:
+        return None, None
+    last = said.sort("at", "line", nulls_last=False).row(-1, named=True)
+    return _unquoted(last["detail"]), f"{last['file']}:{last['line']}"
+
+
+def sync_latency(entries: pl.DataFrame, database: str | None) -> tuple[int | None, str | None]:
+    """DATA_GUARD_SYNC_LATENCY (seconds) as the alert logs of the primary `database` set it, and where."""
+    value, where = parameter_value(entries, database, "data_guard_sync_latency")
+    return (int(value), where) if value is not None and value.isdigit() and len(value) < 6 else (None, None)

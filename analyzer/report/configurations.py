@@ -16,20 +16,23 @@ import polars as pl
 
 from analyzer.base.vocab import Component
 from analyzer.base.words import ms, plural
+from analyzer.findings.assessment import Assessment
 from analyzer.findings.insights import Recommendation, verdict_sentence
 from analyzer.findings.summary import stamp_resolution
 from analyzer.report.context import Context, Table
 from analyzer.report.scopes import Scope
 
 
-def no_recommendation(writes: pl.DataFrame, threshold_ms: float) -> str:
+def no_recommendation(writes: pl.DataFrame, threshold_ms: float, assessment: Assessment | None = None) -> str:
     """Why the numbers of these writes call for no recommendation."""
-    if not writes.height or not writes["matched"].any():
+    if assessment is not None and assessment.healthy:
+        why = "the commit path is healthy (see the assessment: what was seen, and what to watch)"
+    elif not writes.height or not writes["matched"].any():
         why = "no remote write was matched"
     elif not writes["slow"].any():
         why = f"no write reached {threshold_ms:g} ms"
     else:
-        why = "no component holds a major share of slow-write time and slow writes do not cluster at log switches"
+        why = "no cause holds a material share of the slow writes and they do not cluster at log switches"
     return f"No recommendation: {why}."
 
 
@@ -41,8 +44,11 @@ def ordered(c: Context) -> list[Scope]:
 def verdicts(c: Context) -> list[tuple[str, str]]:
     """The verdict: (configuration, sentence), one for all the writes ("", ...) or one per configuration
     when there are several (`fin`, `99% of slow-write time ...`)."""
-    if not c.several:
-        return [("", verdict_sentence(c.analysis.writes, c.analysis.options.threshold_ms))]
+    if not c.several:  # the commit path's (each redo write once)
+        sentence = (
+            c.scopes[0].verdict if c.scopes else verdict_sentence(c.analysis.writes, c.analysis.options.threshold_ms)
+        )
+        return [("", sentence)]
     return [(s.name, s.verdict) for s in ordered(c)]
 
 
@@ -60,10 +66,16 @@ def advice(c: Context) -> list[Advice]:
     """The recommendations, per configuration when there are several."""
     threshold = c.analysis.options.threshold_ms
     if not c.several:
-        recs = c.recommendations
-        return [Advice("", recs, "" if recs else no_recommendation(c.analysis.writes, threshold))]
+        recs, scope = c.recommendations, c.scopes[0] if c.scopes else None
+        writes = scope.writes if scope else c.analysis.writes
+        judged = scope.assessment if scope else None
+        return [Advice("", recs, "" if recs else no_recommendation(writes, threshold, judged))]
     return [
-        Advice(s.name, s.recommendations, "" if s.recommendations else no_recommendation(s.writes, threshold))
+        Advice(
+            s.name,
+            s.recommendations,
+            "" if s.recommendations else no_recommendation(s.writes, threshold, s.assessment),
+        )
         for s in ordered(c)
     ]
 

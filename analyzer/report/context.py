@@ -9,11 +9,11 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from analyzer.findings import compare, insights, switching
-from analyzer.findings.files import FileView, file_views, oracle_versions
+from analyzer.findings.files import FileView, file_views
 from analyzer.match.analysis import Analysis
 from analyzer.report.facts import Counts, counts, notes
 from analyzer.report.fmt import short_label
-from analyzer.report.scopes import AsyncLink, Scope, async_links, scopes
+from analyzer.report.scopes import AsyncLink, Scope, async_links, scopes, upload_recommendations
 
 _NUMBER = re.compile(r"[-+]?[\d,]*\.?\d+(%| s)?")
 
@@ -65,7 +65,7 @@ class Context:
     switches: switching.SwitchAnalysis
     #: the what-ifs and the comparisons with oratcptest, AWR and the distance
     checks: compare.Checks
-    #: the recommendations of all the writes
+    #: the recommendations of the upload (`report.scopes.upload_recommendations`)
     recommendations: list[insights.Recommendation]
     #: each configuration with its writes, figures, verdict and recommendations (`report.scopes`)
     scopes: list[Scope]
@@ -77,8 +77,9 @@ class Context:
         files = file_views(a)
         switches = switching.switch_analysis(a)
         checks = compare.checks(a)
-        versions = oracle_versions(files)
-        advice = insights.recommendations(a.writes, a.options.threshold_ms, switches, versions, checks)
+        scoped = scopes(a, switches, checks)
+        if len(scoped) == 1:  # the what-ifs and comparisons of its commit path
+            checks = scoped[0].checks
         return cls(
             analysis=a,
             files=files,
@@ -86,8 +87,8 @@ class Context:
             notes=notes(a, files),
             switches=switches,
             checks=checks,
-            recommendations=advice,
-            scopes=scopes(a, switches, checks, advice, versions),
+            recommendations=upload_recommendations(scoped),
+            scopes=scoped,
         )
 
     @cached_property

@@ -11,6 +11,7 @@ import polars as pl
 
 from analyzer.base.vocab import TOTAL_AND_COMPONENTS, ms_column
 from analyzer.findings import compare, crosscheck, events, insights, inventory, reconcile, switching
+from analyzer.findings.assessment import Assessment
 from analyzer.findings.files import FileView, file_views
 from analyzer.findings.files import coverage as file_coverage
 from analyzer.findings.summary import component_stats, histogram, slowest, time_shares, verdict_totals
@@ -20,7 +21,7 @@ from analyzer.report import scopes
 from analyzer.report.context import Context
 from analyzer.report.scopes import LinkFigures, Scope, link_mask
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: at most this many unparsed lines are listed per file (all are counted)
 UNPARSED_LISTED = 200
 HISTOGRAM_COMPONENTS = tuple(ms_column(m) for m in TOTAL_AND_COMPONENTS)
@@ -97,6 +98,7 @@ def summary(a: Analysis, top: int, c: Context | None = None) -> dict[str, Any]:
         "log_switches": log_switches(c.switches),
         "gaps": _rows(a.gaps),
         "destinations": _rows(a.destinations),
+        "assessment": assessment(c.scopes[0].assessment) if len(c.scopes) == 1 else None,
         "recommendations": [asdict(r) for r in c.recommendations],
         "configurations": [_configuration(a, scope) for scope in c.scopes],
         "what_if": what_if(c.checks),
@@ -213,6 +215,10 @@ def awr(c: compare.Checks) -> list[dict[str, Any]]:
                     "finding": crosscheck.impact_sentence(impact),
                 },
                 "histograms": [_histogram(h) for h in check.histograms],
+                "load": None
+                if r.load is None
+                else {**asdict(r.load), "write_bytes": r.load.write_bytes, "write_ms": r.load.write_ms},
+                "remarks": crosscheck.awr_remarks(check),
                 "fast_sync_writes": check.fast_sync_writes,
                 "destinations": list(check.destinations),
                 "reasons": crosscheck.awr_reasons(check),
@@ -324,7 +330,28 @@ def _configuration(a: Analysis, scope: Scope) -> dict[str, Any]:
         "slow_time_shares": time_shares(w),
         "recommendations": [r.id for r in scope.recommendations],
         "verdict": scope.verdict,
+        "assessment": assessment(scope.assessment),
+        "commit_path": commit_path_entry(scope),
+        "setting": scope.setting.document(),
+        "destinations": [asdict(d) | {"protection_mode": scope.setting.protection} for d in scope.setting.destinations],
     }
+
+
+def assessment(x: Assessment) -> dict[str, Any]:
+    """`assessment`: the word, its reason, the numbers behind it and what to watch (UTC times in ISO-8601)."""
+    found = x.document()
+    burst = found["largest_burst"]
+    if burst is not None:
+        found["largest_burst"] = burst | {"first_at": _iso(burst["first_at"]), "last_at": _iso(burst["last_at"])}
+    return found
+
+
+def commit_path_entry(scope: Scope) -> dict[str, Any]:
+    """`commit_path`: each redo write once, as its slowest SYNC destination's write; its statistics; per
+    destination how often it was the slower; how the writes were paired."""
+    w = scope.writes
+    stats = asdict(compare.distribution(w["total_ms"], scope.assessment.threshold_ms))
+    return scope.commit.document() | {k: v for k, v in stats.items() if k not in ("writes", "slow_writes")}
 
 
 def async_links(a: Analysis) -> list[dict[str, Any]]:

@@ -3,17 +3,24 @@ upload holds several configurations, each one's own verdict and recommendations.
 
 Configurations of one share reuse thread, sequence and msgid at the same hours, and their problems
 differ (one network, another standby I/O): pooled, their shares blend into a verdict true of none.
-A lone configuration's scope is the whole analysis, whose figures are computed once.
+A configuration's figures are those of its commit path (`analyzer.findings.commit_path`: one row per redo
+write, the slowest SYNC destination's), its assessment comes first (`analyzer.findings.assessment`) and
+its recommendations hold for its setup (`analyzer.findings.setting`). A lone configuration with one SYNC
+destination takes the whole analysis's figures, computed once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
 from analyzer.findings import compare, insights, switching
+from analyzer.findings.assessment import Assessment, assess
+from analyzer.findings.commit_path import CommitPath, commit_path
+from analyzer.findings.setting import Setting, setting
 from analyzer.findings.summary import component_stats, stamp_resolution, time_shares
+from analyzer.match import alerts
 from analyzer.match.analysis import Analysis
 from analyzer.match.links import Configuration, Link
 
@@ -92,6 +99,7 @@ class Scope:
     (the whole analysis's when the upload holds one configuration)."""
 
     configuration: Configuration
+    #: its commit path: one row per redo write (`commit.writes`)
     writes: pl.DataFrame
     switches: switching.SwitchAnalysis
     checks: compare.Checks
@@ -99,6 +107,9 @@ class Scope:
     verdict: str
     #: its commit-path links, each with its figures
     links: tuple[LinkFigures, ...]
+    commit: CommitPath
+    assessment: Assessment
+    setting: Setting
 
     @property
     def name(self) -> str:
@@ -109,28 +120,42 @@ def scopes(
     a: Analysis,
     switches: switching.SwitchAnalysis,
     checks: compare.Checks,
-    advice: list[insights.Recommendation],
-    versions: list[str],
 ) -> list[Scope]:
-    """One scope per configuration; a lone configuration takes the whole analysis's `switches`,
-    `checks` and `advice` (`versions`: the Oracle versions of the traces)."""
+    """One scope per configuration; a lone configuration with one SYNC destination takes the whole analysis's
+    `switches` and `checks` (computed on `a.writes`), one with several its commit path's, with the reports'
+    comparisons (`checks.awr`) kept."""
     threshold = a.options.threshold_ms
+    entries = alerts.entries(a.files)
     alone = len(a.topology.configurations) == 1
     out = []
     for c in a.topology.configurations:
-        commit = [link for link in c.links if link.transport.commit_path]
-        figures = tuple(link_figures(a.writes, link) for link in commit)
-        if alone:
-            out.append(
-                Scope(c, a.writes, switches, checks, advice, insights.verdict_sentence(a.writes, threshold), figures)
-            )
-            continue
-        w = link_writes(a.writes, commit)
-        own_switches = switching.analyze_log_switches(w)
-        own_checks = compare.checks(a, w)
-        recs = insights.recommendations(w, threshold, own_switches, versions, own_checks)
-        out.append(Scope(c, w, own_switches, own_checks, recs, insights.verdict_sentence(w, threshold), figures))
+        commit_links = [link for link in c.links if link.transport.commit_path]
+        figures = tuple(link_figures(a.writes, link) for link in commit_links)
+        found = setting(a, c, entries)
+        w = a.writes if alone else link_writes(a.writes, commit_links)
+        path = commit_path(w, [link.receiver_db or "" for link in commit_links], threshold, found.sync_latency_s)
+        if alone and path.writes is a.writes:
+            own_switches, own_checks = switches, checks
+        else:
+            own_switches = switching.analyze_log_switches(path.writes)
+            own_checks = compare.checks(a, path.writes)
+            own_checks = replace(own_checks, awr=checks.awr) if alone else own_checks
+        judged = assess(path.writes, threshold, own_switches)
+        recs = insights.recommendations(path.writes, threshold, own_switches, (), own_checks, found, judged)
+        verdict = insights.verdict_sentence(path.writes, threshold)
+        out.append(Scope(c, path.writes, own_switches, own_checks, recs, verdict, figures, path, judged, found))
     return out
+
+
+def upload_recommendations(scoped: list[Scope]) -> list[insights.Recommendation]:
+    """The recommendations of the upload: its configuration's, or with several each configuration's (one per
+    id, the one that would save the most), ranked by the time they would save."""
+    best: dict[str, insights.Recommendation] = {}
+    for scope in scoped:
+        for r in scope.recommendations:
+            if r.id not in best or r.saves_ms > best[r.id].saves_ms:
+                best[r.id] = r
+    return sorted(best.values(), key=lambda r: -r.saves_ms)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import pytest
 
 from analyzer.api import Analysis, Options, analyze
 from analyzer.companions.oratcptest import read_baseline
-from analyzer.findings import compare
+from analyzer.findings import compare, crosscheck
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
 
@@ -20,6 +20,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "oratcptest"
 SYNC_NO_WRITE = FIXTURES / "sync-no-write.txt"  # 512 KiB messages, 4.797 ms, 256 KiB buffer at the end
 SYNC_DISK_WRITE = FIXTURES / "sync-disk-write.txt"  # 16 KiB messages, 1.402 ms (disk-write 0.740 ms), 4 MiB
 ASYNC = FIXTURES / "async.txt"  # 231.013 MiB/s, 3 MiB buffer at the end
+LATENCY_TEST = FIXTURES / "sync-latency-test.txt"  # -length=0: 0.503 ms, "0.046 Mbytes/s"
 MIB = 1024 * 1024
 #: 19c stamps are microseconds: a component read from them is within 2 us of the truth
 TOLERANCE = 0.003
@@ -176,6 +177,22 @@ def test_a_sync_throughput_is_a_lower_bound_and_a_small_buffer_falls_short(
 def test_without_a_throughput_there_is_no_product(standby_io: tuple[Analysis, pl.DataFrame]) -> None:
     a, _ = standby_io
     assert compare.bandwidth_delay(a.writes, []) is None
+
+
+def test_a_latency_test_gives_no_bandwidth_delay_product(standby_io: tuple[Analysis, pl.DataFrame]) -> None:
+    """A 0-byte payload measures round trips: its "throughput" (0.046 MiB/s) is no bandwidth."""
+    a, _ = standby_io
+    runs = read_baseline(LATENCY_TEST)
+    assert compare.latency_test(runs[0]) and not compare.latency_test(read_baseline(SYNC_NO_WRITE)[0])
+    checks = compare.run_checks(a.writes, runs)
+    assert compare.bandwidth_delay(a.writes, checks) is None
+    with_async = compare.run_checks(a.writes, [*runs, *read_baseline(ASYNC)])
+    bd = compare.bandwidth_delay(a.writes, with_async)
+    assert bd is not None and bd.bandwidth_bytes_s == pytest.approx(231.013 * MIB)
+    said = crosscheck.run_sentence(checks[0])
+    assert "a latency test (0 bytes payload): it measures no bandwidth" in said
+    # its round trip still counts: the network part beside 0.503 ms
+    assert checks[0].compared_with == "network" and checks[0].latency_ms == 0.503
 
 
 def test_the_network_floor_beside_light_in_fibre(standby_io: tuple[Analysis, pl.DataFrame]) -> None:

@@ -113,7 +113,7 @@ def test_a_report_says_its_window_in_utc_and_how_the_traces_cover_it() -> None:
 
 def test_agreement_and_the_reasons_averages_may_differ() -> None:
     remote = _awr_check().events[1]
-    assert remote.mean_ms == pytest.approx(12.4906, abs=1e-4)
+    assert remote.mean_ms == 12.49
     assert crosscheck.agreement(remote) == "traces 16% above"
     close = EventCheck("SYNC Remote Write", "background", 1000, 1.0, 1.0, "total", 10, 1.05)
     assert crosscheck.agreement(close) == "agree within 10%"
@@ -204,3 +204,40 @@ def test_an_rfs_write_histogram_says_the_traces_sum_the_waits_of_a_write() -> No
     assert crosscheck.histogram_sentence(empty).endswith(
         "none of the traces' writes falls in its window, nothing to set beside it."
     )
+
+
+def _check(name: str) -> AwrCheck:
+    """A primary report's check with no writes beside it (its own figures only)."""
+    report = read_awr(FIXTURES / "awr" / name)
+    events = tuple(
+        EventCheck(r["event"], r["section"], r["waits"], r["avg_wait_ms"], r["total_wait_s"])
+        for r in report.events.iter_rows(named=True)
+    )
+    return AwrCheck(report, "primary", None, None, "", None, None, None, None, 0, events, None, 0, ())
+
+
+def test_the_printed_average_wait_is_the_reports_figure() -> None:
+    """12.2: 9 s over 6,998 waits is 1.286 ms, the report prints 1.30 ms (from microseconds): 1.30 it is.
+    11.2 prints whole ms: 3,783 s over 1,544,118 waits, 2.45 ms, rounds to the printed 2: the finer one."""
+    sync = {e.event: e.mean_ms for e in _check("awr-12.2-primary-load.txt").events}
+    assert sync["log file sync"] == 1.30 and sync["SYNC Remote Write"] == 0.90
+    old = {e.event: e.mean_ms for e in _check("awr-11.2-primary-load.txt").events}
+    assert old["log file sync"] == pytest.approx(3783 * 1000 / 1_544_118)
+    assert old["log file parallel write"] == pytest.approx(428 * 1000 / 1_426_311)  # printed 0
+
+
+def test_an_async_primary_and_missing_sync_events_are_remarked() -> None:
+    (remark, workload) = crosscheck.awr_remarks(_check("awr-19c-async-primary.html"))
+    assert remark.startswith("The report shows ASYNC Remote Write (1,210,550 waits) and no SYNC Remote Write")
+    assert "shipped its redo ASYNC" in remark
+    assert workload.startswith(
+        "Workload (Load Profile, Instance Activity Stats): redo 20.50 MB/s; 1,532.9 transactions/s"
+    )
+    assert "4,988,102 redo writes of 15.2 KiB on average" in workload
+    assert crosscheck.awr_remarks(_check("awr-12.2-primary-load.txt"))[0].startswith("Workload")  # SYNC: no remark
+    no_sync = _check("awr-12c-primary.txt")
+    bare = AwrCheck(no_sync.report, "primary", None, None, "", None, None, None, None, 0, (), None, 0, ())
+    assert crosscheck.awr_remarks(bare) == [
+        "The report shows no SYNC Remote Write: in its window this primary had no SYNC destination (an ASYNC or"
+        " deferred one), or the event fell below the report's thresholds."
+    ]

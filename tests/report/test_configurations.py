@@ -10,8 +10,7 @@ import polars as pl
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.base.vocab import Component
-from analyzer.findings.insights import ADVICE, MAJOR_SHARE
+from analyzer.findings.insights import MATERIAL_SHARE
 from analyzer.report.comparisons import what_if_table
 from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
 from analyzer.report.context import Context, Table
@@ -108,21 +107,44 @@ def test_one_verdict_line_per_configuration_worst_first(share: tuple[Analysis, p
     assert len(set(leaders.values())) > 1, leaders
 
 
+#: the cause each recommendation answers (log switches answer none of the components)
+CAUSE = {
+    "network-stalls": "network",
+    "network-bandwidth": "network",
+    "standby-redo-logs": "rfs_io",
+    "standby-io-outliers": "rfs_io",
+    "fast-sync": "rfs_io",
+    "standby-cpu": "rfs_other",
+    "redo-log-size": None,
+}
+
+
 def test_recommendations_per_configuration_follow_its_own_shares(share: tuple[Analysis, pl.DataFrame]) -> None:
     a, truth = share
     c = Context.of(a)
     groups = {g.name: g for g in advice(c)}
+    assessed = {s.name: s.assessment for s in c.scopes}
     assert set(groups) == set(truth["primary_db"].unique().to_list())
     for db, group in groups.items():
         own = truth.filter(pl.col("primary_db") == db)
         shares = _shares(own)
-        slow = own.filter(pl.col("total_ms") >= THRESHOLD).height
-        majors = sorted((k for k in COMPONENTS if slow and shares[k] >= MAJOR_SHARE), key=lambda k: -shares[k])
-        expected = [rec_id for k in majors for rec_id, _, _ in ADVICE[Component(k)]]
-        assert [r.id for r in group.recommendations] == expected, db
-        assert bool(group.none) == (not expected)
+        slow = own.filter(pl.col("total_ms") >= THRESHOLD)
+        largest = {k: slow.filter(pl.col("verdict") == k).height for k in COMPONENTS}
+        material = {
+            k
+            for k in COMPONENTS
+            if slow.height and (shares[k] >= MATERIAL_SHARE or largest[k] >= max(1, MATERIAL_SHARE * slow.height))
+        }
+        expected = set() if assessed[db].healthy else material
+        causes = {CAUSE[r.id] for r in group.recommendations} - {None}
+        assert causes == expected, db
+        assert [r.saves_ms for r in group.recommendations] == sorted(
+            (r.saves_ms for r in group.recommendations), reverse=True
+        )
+        assert bool(group.none) == (not group.recommendations)
         for r in group.recommendations:  # the evidence is this configuration's, not the pool's
-            assert f"over {slow} writes >= {THRESHOLD:g} ms" in r.evidence
+            if r.id != "redo-log-size":
+                assert f"over {slow.height} writes >= {THRESHOLD:g} ms" in r.evidence
     json_ids = {x["name"]: x["recommendations"] for x in document(a, 10)["summary"]["configurations"]}
     assert json_ids == {db: [r.id for r in g.recommendations] for db, g in groups.items()}
 

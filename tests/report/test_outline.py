@@ -128,7 +128,9 @@ def test_the_outline_of_the_paper_s_example(paper: Analysis) -> None:
     ]
     parts = {s.title: s.parts for s in report.sections}
     (recommendations,) = parts["Recommendations"]
-    assert isinstance(recommendations, Recommendations) and len(recommendations.groups[0].recommendations) == 3
+    assert (
+        isinstance(recommendations, Recommendations) and len(recommendations.groups[0].recommendations) == 2
+    )  # 11.2: Fast Sync is a note
     assert parts["Log switches"] == (Paragraph("No log switch (change of seq on a thread) among the writes.", True),)
     assert isinstance(parts["Notes and caveats"][0], Bullets) and isinstance(parts["Facts"][0], Facts)
     assert parts["Timeline"] == (Plot(PlotKind.TIMELINE, TIMELINE_ELSEWHERE),)
