@@ -104,6 +104,16 @@ DESTINATIONS = schema(
 )
 #: lines of a known family that its grammar rejected, and other input problems
 UNPARSED = schema(line=pl.Int64, family=pl.String, reason=pl.String, text=pl.String)
+#: the unparsed lines by shape (`analyzer.findings.inventory.unparsed_shapes`): the first one as example
+UNPARSED_SHAPES = schema(
+    family=pl.String,
+    shape=pl.String,
+    count=pl.Int64,
+    example=pl.String,
+    reason=pl.String,
+    file=pl.String,
+    line=pl.Int64,
+)
 #: the parse stage's tables, by name (parse stage -> reduce stage)
 PARSE_TABLES = {
     "messages": MESSAGES,

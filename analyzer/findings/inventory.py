@@ -11,13 +11,16 @@ from typing import Any
 
 import polars as pl
 
-from analyzer.base.schemas import INVENTORY
+from analyzer.base.schemas import INVENTORY, UNPARSED_SHAPES
 from analyzer.base.vocab import Role
 from analyzer.base.zones import ASSUMED_COMMON, ASSUMED_UTC
 from analyzer.match.analysis import Analysis
 from analyzer.parse.lines import MAX_LINE_CHARS
 from analyzer.reduce.pairing import LOGGED_TWICE
-from analyzer.reduce.results import FileResult
+from analyzer.reduce.results import FileResult, unparsed
+
+#: the words of a skip reason that names the flag a companion file goes with (`analyzer.inputs.sniff`)
+COMPANION_HINT = "; give it with --"
 
 
 def _threads(files: list[FileResult], role: Role) -> set[int]:
@@ -171,11 +174,76 @@ def findings(a: Analysis) -> list[str]:
     out += [f"read stopped early: {f.source.label}: {f.stats.error}" for f in a.files if f.stats.error]
     lost = [s for s in a.skipped if s.partial]
     out += [f"not read: {s.label}: {s.reason}" for s in lost]
+    out += [f"{s.label}: {s.reason}" for s in a.skipped if not s.partial and COMPANION_HINT in s.reason]
+    out += _received_findings(a.files)
+    return out
+
+
+#: how a line becomes its shape: quoted text, hexadecimal and decimal numbers masked, blanks collapsed
+SHAPE_MASKS = (
+    (r"'[^']*'|\"[^\"]*\"", "'…'"),
+    (r"0[xX][0-9a-fA-F]+", "0x…"),
+    (r"[0-9]+(?:[.:,/-][0-9]+)*", "N"),
+    (r"\s+", " "),
+)
+#: a shape is cut to this many characters
+SHAPE_CHARS = 160
+
+
+def unparsed_shapes(files: list[FileResult]) -> pl.DataFrame:
+    """The lines nobody parsed (a known family's grammar rejected them) by shape: family, the line with its
+    quoted text and numbers masked, how many, and the first one (its text, reason, file and line), most
+    frequent first. Under --redact the texts are removed already: the shapes are then one per family."""
+    return shapes_of(unparsed(files))
+
+
+def shapes_of(found: pl.DataFrame) -> pl.DataFrame:
+    """`unparsed_shapes` of unparsed lines with their file labels (`analyzer.reduce.results.unparsed`)."""
+    if not found.height:
+        return pl.DataFrame(schema=UNPARSED_SHAPES)
+    shape = pl.col("text").fill_null("").str.strip_chars()
+    for pattern, mask in SHAPE_MASKS:
+        shape = shape.str.replace_all(pattern, mask)
+    return (
+        found.with_columns(shape=shape.str.slice(0, SHAPE_CHARS))
+        .group_by("family", "shape", maintain_order=True)
+        .agg(
+            count=pl.len(),
+            example=pl.col("text").first(),
+            reason=pl.col("reason").first(),
+            file=pl.col("file").first(),
+            line=pl.col("line").first(),
+        )
+        .sort("count", "family", "shape", descending=[True, False, False])
+        .cast(UNPARSED_SHAPES)
+    )
+
+
+def thread_of(f: FileResult) -> int | None:
+    """The redo thread a file's row names: for an RFS trace the primary thread whose redo it received (its
+    messages' `thrd=`, not the standby instance's own thread; None when it received several), else the
+    thread its instance mounts."""
+    i = f.reduced.info
+    received = sorted(set(f.reduced.threads))
+    if i.role == Role.STANDBY and received:
+        return received[0] if len(received) == 1 else None
+    return i.thread
+
+
+def _received_findings(files: list[FileResult]) -> list[str]:
+    """RFS traces that received the redo of several primary threads (their thread column is empty)."""
+    out = []
+    for f in files:
+        received = sorted(set(f.reduced.threads))
+        if f.reduced.info.role == Role.STANDBY and len(received) > 1:
+            listed = ", ".join(str(t) for t in received)
+            out.append(f"RFS trace {f.source.label} received the redo of threads {listed}")
     return out
 
 
 def table(a: Analysis) -> pl.DataFrame:
-    """One row per file found: classification, time span and line accounting."""
+    """One row per file found: classification, time span and line accounting; an RFS trace's thread is the
+    redo thread it received (`thread_of`)."""
     rows: list[dict[str, Any]] = []
     for f in a.files:
         i = f.reduced.info
@@ -187,7 +255,7 @@ def table(a: Analysis) -> pl.DataFrame:
                 "process": i.process,
                 "instance": i.instance,
                 "host": i.host,
-                "thread": i.thread,
+                "thread": thread_of(f),
                 "pid": i.pid,
                 "version": i.version,
                 "first_at": f.reduced.first_at,

@@ -18,7 +18,7 @@ from analyzer.base.errors import CorruptInput, LimitExceeded
 from analyzer.inputs.filenames import NOT_TRACE, Mode, archive_by_name, rule, trace_name, wanted
 from analyzer.inputs.limits import InputStopped, KiB, Limits, Session, Tree
 from analyzer.inputs.skips import CORRUPT_ERRORS, Skipped, corrupt, reason_of
-from analyzer.inputs.sniff import archive_of, compression_of, not_text, zip_document
+from analyzer.inputs.sniff import archive_of, companion_of, compression_of, not_text, zip_document
 from analyzer.inputs.streams import CHUNK, Layer, Member, Meter, Region, Whole, decompressing, read_up_to, spool
 from analyzer.inputs.tar_archives import tar_members
 from analyzer.inputs.zip_archives import zip_members
@@ -105,7 +105,7 @@ def expand(member: Member, depth: int, mode: Mode, session: Session) -> Iterator
         yield from _archive(kind, head, member, suffixes, meters, depth, session)
     elif mode in ("archive", "probe"):
         yield Skipped(member.label, NOT_TRACE)
-    elif (reason := not_text(head)) is not None:
+    elif (reason := not_text(head) or companion_of(head)) is not None:
         yield Skipped(member.label, reason)
     else:
         yield Found(_source(member, suffixes, meters), (len(head), hashlib.sha256(head).digest()))

@@ -8,6 +8,7 @@ what they hand it).
 from __future__ import annotations
 
 import codecs
+import re
 
 #: text looked at to choose the line ends, and (when an input is classified) to tell text from binary data
 SNIFF_BYTES = 64 * 1024
@@ -76,6 +77,34 @@ def not_text(head: bytes) -> str | None:
     control = len(sample) - len(sample.translate(None, _CONTROL))
     if control > 0.05 * len(sample):
         return f"not a text trace: binary data ({control / len(sample):.0%} control bytes in the first {len(sample):,})"
+    return None
+
+
+#: the first lines of the companion files dgtrace reads with their own flag, and that flag
+_COMPANIONS = (
+    (
+        re.compile(rb"WORKLOAD REPOSITORY (?:PDB )?report for|<title>AWR Report for", re.IGNORECASE),
+        "an AWR report",
+        "--awr",
+    ),
+    (re.compile(rb"STATSPACK report for", re.IGNORECASE), "a Statspack report", "--awr"),
+    (
+        re.compile(rb"\[Requesting a test\]|OraTcpTest server started|oratcptest\.jar"),
+        "oratcptest output",
+        "--baseline",
+    ),
+)
+#: how far into a file its companion heading is looked for (the reports open with it)
+COMPANION_BYTES = 4096
+
+
+def companion_of(head: bytes) -> str | None:
+    """Why a file given as a trace is not one but a companion dgtrace reads with its own flag (an AWR or
+    Statspack report: --awr; oratcptest output: --baseline), or None."""
+    start = head[:COMPANION_BYTES]
+    for shape, what, flag in _COMPANIONS:
+        if shape.search(start):
+            return f"not a trace: {what}; give it with {flag} (dgtrace analyze TRACES {flag} FILE)"
     return None
 
 

@@ -33,6 +33,19 @@ def render_inventory_text(a: Analysis, out: TextIO) -> None:
         skipped = Table(("input", "reason"), [(s.label, s.reason) for s in a.skipped], paths=("input",))
         console.print()
         print_table(console, f"Skipped ({len(a.skipped):,})", skipped, [s.label for s in a.skipped])
+    shapes = inventory.unparsed_shapes(a.files)
+    if shapes.height:
+        table = Table(
+            ("family", "shape", "count", "example", "first"),
+            [
+                (r["family"], r["shape"][:80], f"{r['count']:,}", (r["example"] or "")[:60], f"{r['file']}:{r['line']}")
+                for r in shapes.iter_rows(named=True)
+            ],
+            optional=("example",),
+            paths=("first",),
+        )
+        console.print()
+        print_table(console, f"Unparsed lines by shape ({shapes.height:,})", table, shapes["file"].to_list())
     found = inventory.findings(a)
     console.print()
     console.print(
@@ -48,11 +61,12 @@ def render_inventory_text(a: Analysis, out: TextIO) -> None:
 
 
 def render_inventory_json(a: Analysis, out: TextIO) -> None:
-    """`{"files": [...], "skipped": [...], "findings": [...]}`."""
+    """`{"files": [...], "skipped": [...], "findings": [...], "unparsed_shapes": [...]}`."""
     doc = {
         "files": model.iso_frame(inventory.table(a)).to_dicts(),
         "skipped": [{"input": s.label, "reason": s.reason, "partial": s.partial} for s in a.skipped],
         "findings": inventory.findings(a),
+        "unparsed_shapes": inventory.unparsed_shapes(a.files).to_dicts(),
     }
     json.dump(doc, out, indent=1)
     out.write("\n")

@@ -85,6 +85,7 @@ def summary(a: Analysis, top: int, c: Context | None = None) -> dict[str, Any]:
         "slow_writes": n.slow_writes,
         "unmatched_messages": n.unmatched_messages,
         "unparsed_lines": n.unparsed_lines,
+        "unparsed_shapes": inventory.unparsed_shapes(a.files).to_dicts(),
         "first_write_at": _iso(w["sent_at"].min()) if w.height else None,
         "last_write_at": _iso(w["sent_at"].max()) if w.height else None,
         "components": component_stats(w).to_dicts(),

@@ -302,8 +302,15 @@ def unmatched_table(c: Context, limit: int = LISTED) -> Table:
 
 
 def unparsed_table(c: Context, limit: int = LISTED) -> Table:
-    """Lines of a known family that did not parse, counted by family and reason."""
-    return _counted(c, files.unparsed(c.analysis), ("family", "reason"), limit, "--format json (coverage)")
+    """Lines of a known family that did not parse, by shape (numbers and quoted text masked): how many,
+    the first one's reason and where it is."""
+    shapes = inventory.shapes_of(files.unparsed(c.analysis))
+    rows = [
+        (r["family"], r["shape"], f"{r['count']:,}", r["reason"] or "", c.where(r["file"], r["line"]))
+        for r in shapes.head(limit).iter_rows(named=True)
+    ]
+    note = more(len(rows), shapes.height, "shapes", "--format json (summary.unparsed_shapes)")
+    return Table(("family", "shape", "count", "first reason", "first"), rows, note, paths=("first",))
 
 
 def coverage_table(c: Context, limit: int = LISTED) -> Table:

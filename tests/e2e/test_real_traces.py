@@ -22,6 +22,7 @@ import pytest
 from analyzer.api import Options, analyze
 from analyzer.base.errors import NoInputError
 from analyzer.findings import inventory
+from analyzer.findings.redact import REMOVED, redact
 from tests.conftest import ROOT
 
 REAL = Path(os.environ.get("DGTRACE_REAL_TRACES") or ROOT.parent / "shared" / "real-traces").resolve()
@@ -149,3 +150,19 @@ def test_the_stamps_table_reads_the_zone_given_at_the_end() -> None:
     assert _utc("2019-07-09T09:57:07.703515-07:00")[0] - timedelta(hours=7) == datetime(
         2019, 7, 9, 9, 57, 7, 703515, tzinfo=UTC
     )
+
+
+def test_the_lines_nobody_parsed_by_shape_and_redacted() -> None:
+    """Every unparsed line of the real traces in one shape, with its count and an example; under --redact
+    the examples and shapes hold none of the traces' text."""
+    analysis = analyze([str(REAL)], Options())
+    shapes = inventory.unparsed_shapes(analysis.files)
+    total = sum(f.parsed.unparsed for f in analysis.files)
+    assert total and int(shapes["count"].sum()) == total
+    assert shapes["count"].is_sorted(descending=True)
+    for r in shapes.iter_rows(named=True):
+        assert r["example"] and not any(ch.isdigit() for ch in r["shape"])  # numbers masked
+    redacted, _ = redact(analysis)
+    hidden = inventory.unparsed_shapes(redacted.files)
+    assert int(hidden["count"].sum()) == total
+    assert set(hidden["example"]) == set(hidden["shape"]) == {REMOVED}

@@ -168,3 +168,42 @@ def test_every_repaired_file_is_said_in_the_notes_of_every_report(
         notes = json.loads(text)["summary"]["notes"] if output_format is OutputFormat.JSON else text
         for label in expected:
             assert f"{label}: {said[label]}" in notes, (output_format, label)
+
+
+def test_an_rfs_trace_names_the_redo_thread_it_received() -> None:
+    """chicago1 is the standby's one instance (its own thread 1); its RFS 8802 receives boston2's thread 2."""
+    rows = {r["file"].rsplit("/", 1)[-1]: r["thread"] for r in inventory.table(analyze([PAPER], Options())).to_dicts()}
+    assert rows["chicago1_rfs_8801.trc"] == 1 and rows["chicago1_rfs_8802.trc"] == 2
+    assert rows["boston2_nss2_4402.trc"] == 2
+
+
+def test_an_awr_report_or_oratcptest_output_given_as_a_trace_is_named_with_its_flag() -> None:
+    awr = "tests/fixtures/awr/awr-12.2-primary-load.txt"
+    tcp = "tests/fixtures/oratcptest/async.txt"
+    a = analyze([PAPER, awr, tcp], Options())
+    notes = inventory.findings(a)
+    assert f"{awr}: not a trace: an AWR report; give it with --awr (dgtrace analyze TRACES --awr FILE)" in notes
+    assert any(n.startswith(tcp) and "give it with --baseline" in n for n in notes)
+    assert not any("no event 16410" in n for n in notes)
+    alone = invoke(["analyze", awr], code=3)
+    assert "not a trace: an AWR report; give it with --awr" in alone.stderr
+
+
+def test_unparsed_lines_by_shape(tmp_path: Path) -> None:
+    trace = write(
+        tmp_path / "x_rfs_1.trc",
+        [
+            "WAIT #0: nam='RFS write' ela= 12 p1=0 p2=0 p3=0 obj#=-1 tim=99",
+            "WAIT #0: nam='RFS write' ela= x12 p1=0",
+            "WAIT #0: nam='RFS write' ela= x75 p1=0",
+            "WAIT #7: nam='RFS random i/o' ela= y",
+        ],
+    )
+    shapes = inventory.unparsed_shapes(analyze([str(trace)], Options()).files)
+    assert shapes.select("family", "shape", "count", "line").rows() == [
+        ("wait", "WAIT #N: nam='…' ela= xN pN=N", 2, 2),
+        ("wait", "WAIT #N: nam='…' ela= y", 1, 4),
+    ]
+    assert shapes["example"][0] == "WAIT #0: nam='RFS write' ela= x12 p1=0"
+    listed = _inventory(str(trace))["unparsed_shapes"]
+    assert [s["count"] for s in listed] == [2, 1]  # type: ignore[index]

@@ -9,10 +9,12 @@ import io
 import lzma
 import tarfile
 import zipfile
+from pathlib import Path
 
 import pytest
 import zstandard
 
+from analyzer.inputs import sniff
 from analyzer.inputs.sniff import SNIFF_BYTES, archive_of, compression_of, encoding_of, not_text, zip_document
 from tests.conftest import zip_bytes
 
@@ -122,3 +124,26 @@ def test_zip_based_documents_are_told_from_zips_of_traces() -> None:
     assert zip_document(docx) and zip_document(odt) and zip_document(jar)
     assert not zip_document(zip_bytes({"trace/[Content_Types].xml": b"", "a.trc": b"a\n"}))
     assert not zip_document(TEXT.encode())
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("name", "flag", "what"),
+    [
+        ("awr/awr-12.2-primary-load.txt", "--awr", "an AWR report"),
+        ("awr/awr-19c-async-primary.html", "--awr", "an AWR report"),
+        ("awr/statspack-11.2-standby.txt", "--awr", "a Statspack report"),
+        ("oratcptest/sync-latency-test.txt", "--baseline", "oratcptest output"),
+        ("oratcptest/server-only.txt", "--baseline", "oratcptest output"),
+    ],
+)
+def test_a_companion_given_as_a_trace_is_named_with_its_flag(name: str, flag: str, what: str) -> None:
+    reason = sniff.companion_of((FIXTURES / name).read_bytes()[:65536])
+    assert reason == f"not a trace: {what}; give it with {flag} (dgtrace analyze TRACES {flag} FILE)"
+
+
+def test_a_trace_is_no_companion() -> None:
+    for trace in (FIXTURES.parent.parent / "samples" / "paper-2014").rglob("*.trc"):
+        assert sniff.companion_of(trace.read_bytes()[:65536]) is None, trace

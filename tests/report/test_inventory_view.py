@@ -25,7 +25,7 @@ def test_the_json_lists_files_skipped_inputs_and_findings(paper: Analysis) -> No
     out = io.StringIO()
     render_inventory_json(replace(paper, skipped=[SKIPPED]), out)
     doc = json.loads(out.getvalue())
-    assert list(doc) == ["files", "skipped", "findings"]
+    assert list(doc) == ["files", "skipped", "findings", "unparsed_shapes"]
     assert [f["file"] for f in doc["files"]] == [f.source.label for f in paper.files]
     assert doc["skipped"] == [{"input": SKIPPED.label, "reason": SKIPPED.reason, "partial": True}]
     assert doc["findings"] == [f"not read: {SKIPPED.label}: {SKIPPED.reason}"] and out.getvalue().endswith("\n")
