@@ -12,12 +12,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from analyzer.base.words import ms
+from analyzer.findings import advice
 from analyzer.findings.compare import (
     BDP_FACTOR,
     FLOOR_QUANTILE,
     SYNC_LIMIT_MS,
     WRITES_NETWORK_P50,
     BandwidthDelay,
+    Checks,
     DistanceCheck,
     RunCheck,
     WhatIf,
@@ -394,3 +396,30 @@ def awr_remarks(check: AwrCheck) -> list[str]:
             parts.append(f"redo write time {ms(load.write_ms)} a write (local and remote)")
         out.append("Workload (Load Profile, Instance Activity Stats): " + "; ".join(parts) + ".")
     return out
+
+
+def workload_sentence(checks: Checks) -> str:
+    """The AWR workload beside the oratcptest runs: the redo rate against the bandwidth measured (the MAA
+    paper: bandwidth for the peak redo rate with the rest of the traffic), and the average redo write
+    against the payloads sent; "" without a primary report's Load Profile."""
+    work = advice.workload(checks)
+    if work is None or not work.redo_bytes_s:
+        return ""
+    rate = work.redo_bytes_s
+    text = f"{work.source}: redo {rate / advice.MB:,.2f} MB/s ({rate * 8 / 1e6:,.1f} Mbit/s), its window's average"
+    bd = checks.bandwidth_delay
+    if bd is not None and bd.bandwidth_bytes_s:
+        share = rate / bd.bandwidth_bytes_s
+        text += (
+            f", {share:.0%} of the {bd.bandwidth_bytes_s / advice.MB:,.1f} MB/s oratcptest measured"
+            f" ({bd.bandwidth_source.removeprefix('oratcptest ')})"
+        )
+        text += (
+            ": little headroom for peaks, gap resolution and other traffic on the path"
+            if share >= advice.BANDWIDTH_SHARE
+            else ": the network carries it"
+        )
+    elif checks.runs:
+        text += "; no oratcptest run with a real payload measured a bandwidth to set it against"
+    payloads = [c.run.settings.payload_bytes for c in checks.runs if c.run.settings.payload_bytes]
+    return text + "." + advice.write_size_sentence(work, payloads)

@@ -166,7 +166,7 @@ def baseline(c: compare.Checks) -> dict[str, Any]:
     bd = c.bandwidth_delay
     finding = None if bd is None else crosscheck.bdp_sentence(bd, c.resolution_ms)
     product = None if bd is None else {**asdict(bd), "enough": bd.enough, "finding": finding}
-    return {"runs": runs, "bandwidth_delay": product}
+    return {"runs": runs, "bandwidth_delay": product, "workload": crosscheck.workload_sentence(c) or None}
 
 
 def awr(c: compare.Checks) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import pytest
 from analyzer.companions.awr import read_awr
 from analyzer.companions.oratcptest import read_baseline
 from analyzer.findings import crosscheck
-from analyzer.findings.compare import BandwidthDelay, DistanceCheck, Distribution, RunCheck, WhatIf
+from analyzer.findings.compare import BandwidthDelay, Checks, DistanceCheck, Distribution, RunCheck, WhatIf
 from analyzer.findings.reconcile import AwrCheck, EventCheck, HistogramBucket, HistogramCheck, Impact
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -241,3 +241,13 @@ def test_an_async_primary_and_missing_sync_events_are_remarked() -> None:
         "The report shows no SYNC Remote Write: in its window this primary had no SYNC destination (an ASYNC or"
         " deferred one), or the event fell below the report's thresholds."
     ]
+
+
+def test_the_redo_rate_against_the_bandwidth_and_the_redo_write_against_the_payload() -> None:
+    check = _check("awr-12.2-primary-load.txt")  # 7 MB/s of redo, 11.7 KiB a write
+    bd = BandwidthDelay(8.0 * 2**20, "oratcptest run 1 of a.txt", True, 1.0, "x", 8388.6, 25165.8, None, "")
+    runs = tuple(RunCheck(run, None, None, None) for run in read_baseline(FIXTURES / "oratcptest" / "async.txt"))
+    said = crosscheck.workload_sentence(Checks(None, None, runs, bd, (check,), None))
+    assert said.startswith("AWR awr-12.2-primary-load.txt: redo 7.00 MB/s (58.7 Mbit/s), its window's average, 88%")
+    assert "little headroom for peaks" in said and "a SYNC run with -length=12k" in said
+    assert crosscheck.workload_sentence(Checks(None, None, (), None, (), None)) == ""

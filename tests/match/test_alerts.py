@@ -210,3 +210,19 @@ def test_adrci_stamps_give_time_and_zone_and_errors_their_class() -> None:
         ("archiving_error", "ORA-16014"),
     ]
     assert "transport_error" not in events.around_writes(a)["event"].to_list()
+
+
+LYON = FIXTURES / "lyon" / "alert_lyon1.log"  # 19c primary with two SYNC destinations
+
+
+def test_data_guard_sync_latency_and_net_timeout_as_the_alert_log_sets_them() -> None:
+    a = _one(LYON)
+    (f,) = a.files
+    assert f.parsed.unparsed == 0
+    found = alerts.entries(a.files)
+    latency, where = alerts.sync_latency(found, "lyon")
+    assert latency == 2 and where is not None and where.endswith("alert_lyon1.log:16")  # the ALTER SYSTEM wins
+    assert alerts.sync_latency(found, "nice") == (None, None)
+    dests = a.destinations.select("dest", "target", "transport", "affirm", "net_timeout_s").rows()
+    assert dests == [(2, "nice", "SYNC", "AFFIRM", 15), (3, "pau", "SYNC", "AFFIRM", 20)]
+    assert alerts.protection_mode(found, ["lyon"]) == (None, None)  # a primary's alert log does not say it
