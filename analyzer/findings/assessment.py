@@ -241,8 +241,8 @@ def _watch(a: Assessment) -> tuple[str, ...]:
     """What to keep an eye on, in numbers of this link."""
     limit = a.outlier_limit_ms or 0.0
     out = [
-        f"the commits' p99 against {ms(limit)} ({OUTLIER_FACTOR:g} x the typical round trip): beyond it, more than"
-        " 1% of the commits wait far longer than the link needs",
+        f"the redo writes' p99 against {ms(limit)} ({OUTLIER_FACTOR:g} x the typical round trip): beyond it, more"
+        " than 1% of them (and every commit waiting on them) take far longer than the link needs",
         "AWR's Wait Event Histogram of log file sync and SYNC Remote Write: the share of waits over"
         f" {ms(limit)} (the MAA paper's outliers) growing from one report to the next",
         "LGWR's 'Warning: log write elapsed time' lines (printed from 500 ms by default; lower"

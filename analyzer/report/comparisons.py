@@ -153,6 +153,7 @@ def comparison_blocks(c: Context) -> list[Block]:
     if checks.runs:
         parts = [crosscheck.run_sentence(r, res) for r in checks.runs]
         parts += [crosscheck.bdp_sentence(checks.bandwidth_delay, res)] if checks.bandwidth_delay else []
+        parts += [said] if (said := crosscheck.workload_sentence(checks)) else []
         blocks.append(Block("Against the oratcptest baseline", [*parts, baseline_table(c)]))
     if checks.awr:
         parts = []
@@ -160,6 +161,7 @@ def comparison_blocks(c: Context) -> list[Block]:
             parts += [f"{crosscheck.awr_heading(check)} {crosscheck.awr_overlap(check)}"]
             parts += [awr_table(check, res)] if check.events else ["No Data Guard wait event in it."]
             parts += [crosscheck.impact_sentence(check.impact)] if check.impact else []
+            parts += crosscheck.awr_remarks(check)
             for h in check.histograms:  # the report's own histogram alone is in the JSON
                 parts += [crosscheck.histogram_sentence(h), histogram_table(h)] if h.writes else []
             reasons = crosscheck.awr_reasons(check)

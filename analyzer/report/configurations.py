@@ -16,7 +16,8 @@ import polars as pl
 
 from analyzer.base.vocab import Component
 from analyzer.base.words import ms, plural
-from analyzer.findings.assessment import Assessment
+from analyzer.findings.assessment import NOT_ASSESSED, Assessment
+from analyzer.findings.commit_path import pairing_sentence, slower_sentence
 from analyzer.findings.insights import Recommendation, verdict_sentence
 from analyzer.findings.summary import stamp_resolution
 from analyzer.report.context import Context, Table
@@ -41,15 +42,64 @@ def ordered(c: Context) -> list[Scope]:
     return sorted(c.scopes, key=lambda s: (-int(s.writes["slow"].sum()), s.name))
 
 
+def _judged(scope: Scope) -> str:
+    """The configuration's verdict after its assessment's word: `Systemic: 54% of slow-write time ...`."""
+    word = scope.assessment.word
+    return scope.verdict if word == NOT_ASSESSED else f"{word.capitalize()}: {scope.verdict}"
+
+
 def verdicts(c: Context) -> list[tuple[str, str]]:
     """The verdict: (configuration, sentence), one for all the writes ("", ...) or one per configuration
-    when there are several (`fin`, `99% of slow-write time ...`)."""
-    if not c.several:  # the commit path's (each redo write once)
-        sentence = (
-            c.scopes[0].verdict if c.scopes else verdict_sentence(c.analysis.writes, c.analysis.options.threshold_ms)
-        )
-        return [("", sentence)]
-    return [(s.name, s.verdict) for s in ordered(c)]
+    when there are several (`fin`, `Systemic: 99% of slow-write time ...`): the assessment's word first, then
+    where the commit path's time went (each redo write once)."""
+    if not c.scopes:
+        return [("", verdict_sentence(c.analysis.writes, c.analysis.options.threshold_ms))]
+    if not c.several:
+        return [("", _judged(c.scopes[0]))]
+    return [(s.name, _judged(s)) for s in ordered(c)]
+
+
+def assessments(c: Context) -> list[tuple[str, Assessment, str]]:
+    """Per configuration (`name` "" when the upload holds one): its assessment and, with several SYNC
+    destinations, how its commit path pairs their writes and which was the slower."""
+    out = []
+    for s in ordered(c):
+        path = " ".join(p for p in (pairing_sentence(s.commit), slower_sentence(s.commit)) if p)
+        out.append(("" if not c.several else s.name, s.assessment, path))
+    return out
+
+
+NOT_SEEN = "not seen"
+
+
+def destination_summary_table(c: Context) -> Table:
+    """Per configuration and LOG_ARCHIVE_DEST_n: its target, SYNC or ASYNC, AFFIRM or NOAFFIRM, NET_TIMEOUT and
+    the protection mode, "not seen" where the uploads do not say; with where it was read."""
+
+    def said(value: object) -> str:
+        return NOT_SEEN if value is None else str(value)
+
+    rows = []
+    for s in ordered(c):
+        mode = said(s.setting.protection)
+        for d in s.setting.destinations:
+            dest = f"LOG_ARCHIVE_DEST_{d.dest}" if d.dest is not None else NOT_SEEN
+            timeout = NOT_SEEN if d.net_timeout_s is None else f"{d.net_timeout_s} s"
+            attributes = (said(d.target), said(d.transport), said(d.affirm), timeout, mode, said(d.state))
+            rows.append((s.name, d.database or "?", dest, *attributes, d.source))
+    headers = (
+        "configuration",
+        "database",
+        "destination",
+        "target",
+        "transport",
+        "affirm",
+        "NET_TIMEOUT",
+        "protection mode",
+        "state",
+        "read from",
+    )
+    return Table(headers, rows, optional=("configuration", "state", "read from"), paths=("read from",))
 
 
 @dataclass(frozen=True)

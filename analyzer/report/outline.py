@@ -1,7 +1,8 @@
 """The one outline of the human reports: which sections, under which titles, in which order, and what each
 holds (sentences, lists, tables, plots). The terminal, Markdown and HTML renderers only lay it out.
 
-The answer comes first (the verdict, the recommendations, the log switches, the caveats), then the links and
+The answer comes first (the verdict after the assessment's word, the assessment with its numbers, the redo
+transport destinations, the recommendations, the log switches, the caveats), then the links and
 the comparisons, then the facts and the figures, then what was not matched, parsed or read. A section is in
 the outline when it has something to say; a renderer shows every one under its title, in this order. A part a
 medium cannot show (a plot in a terminal) is left out, and where a section holds nothing else the renderer
@@ -15,7 +16,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from analyzer.report.comparisons import comparison_blocks
-from analyzer.report.configurations import Advice, advice, async_table, links_table, shown, verdicts
+from analyzer.report.configurations import (
+    Advice,
+    advice,
+    assessments,
+    async_table,
+    destination_summary_table,
+    links_table,
+    shown,
+    verdicts,
+)
 from analyzer.report.context import Context, Table
 from analyzer.report.sections import (
     clock_table,
@@ -131,6 +141,23 @@ ALL_MATCHED = "Every message found its partner."
 ALL_PARSED = "Every line was parsed or ignored."
 
 
+def _assessment(c: Context) -> list[Section]:
+    """Before anything else: per configuration its assessment with the numbers behind it (and, for a healthy
+    or merely outlying commit path, what to watch), how the commit path pairs several SYNC destinations; then
+    each redo transport destination as the uploads set it up."""
+    parts: list[Part] = []
+    for name, judged, path in assessments(c):
+        parts.append(Paragraph(f"{name}: {judged.reason}" if name else judged.reason, ours=not name))
+        if path:
+            parts.append(Paragraph(path))
+        if judged.watch and judged.word != "systemic":
+            parts.append(Bullets(tuple(f"Watch {w}." for w in judged.watch)))
+    out = [Section("Assessment", tuple(parts))] if parts else []
+    table = destination_summary_table(c)
+    out += [Section("Redo transport destinations", (table,))] if table.rows else []
+    return out
+
+
 def _answer(c: Context) -> list[Section]:
     """The recommendations, the log switches and the caveats."""
     switches: list[Part] = [Paragraph(c.switches.finding, ours=True)]
@@ -201,7 +228,7 @@ def _evidence(c: Context) -> list[Section]:
 def outline(c: Context, top: int) -> Outline:
     """The report of an analysis: the verdict and every section with something to say, in reading order
     (`top`: the rows of the longest tables)."""
-    sections = _answer(c) + _links_and_comparisons(c) + _figures(c, top) + _evidence(c)
+    sections = _assessment(c) + _answer(c) + _links_and_comparisons(c) + _figures(c, top) + _evidence(c)
     return Outline(TITLE, tuple(verdicts(c)), tuple(sections))
 
 

@@ -12,7 +12,15 @@ import pytest
 from analyzer.api import Analysis, Options, analyze
 from analyzer.findings.insights import MATERIAL_SHARE
 from analyzer.report.comparisons import what_if_table
-from analyzer.report.configurations import advice, async_table, links_table, shown, verdicts
+from analyzer.report.configurations import (
+    advice,
+    assessments,
+    async_table,
+    destination_summary_table,
+    links_table,
+    shown,
+    verdicts,
+)
 from analyzer.report.context import Context, Table
 from analyzer.report.html import render_html
 from analyzer.report.markdown import render_markdown
@@ -101,7 +109,8 @@ def test_one_verdict_line_per_configuration_worst_first(share: tuple[Analysis, p
     slow = {db: t.filter(pl.col("total_ms") >= THRESHOLD).height for db, t in per_db.items()}
     expected = sorted(per_db, key=lambda db: (-slow[db], db))
     assert [name for name, _ in verdicts(c)] == expected
-    assert dict(verdicts(c)) == {db: _sentence(t) for db, t in per_db.items()}
+    words = {s.name: s.assessment.word.capitalize() for s in c.scopes}  # the assessment's word comes first
+    assert dict(verdicts(c)) == {db: f"{words[db]}: {_sentence(t)}" for db, t in per_db.items()}
     # the problems differ: one configuration's network is not blended with another's standby I/O
     leaders = {db: max(COMPONENTS, key=lambda k: _shares(t)[k]) for db, t in per_db.items() if slow[db]}
     assert len(set(leaders.values())) > 1, leaders
@@ -236,6 +245,28 @@ def test_two_sync_destinations_each_get_a_row_and_the_async_sender_its_own_table
     assert shipped["RFS p50 ms"] == _ms(ships["rfs_ms"].quantile(0.5, "nearest"))  # type: ignore[arg-type]
     text = _report(render_text, a)
     assert text.index("Configurations and links") < text.index("ASYNC links (not in the commit path)")
+
+
+def test_every_report_gives_the_assessment_and_the_commit_path_first(two_sync: tuple[Analysis, pl.DataFrame]) -> None:
+    """Two SYNC destinations: the verdict, the assessment and the destinations come before the advice,
+    with how the commit path pairs the destinations' writes; the figures count each redo write once."""
+    a, truth = two_sync
+    c = Context.of(a)
+    (name, judged, path) = assessments(c)[0]
+    assert name == "" and path.startswith("The commit waits for every SYNC destination (")
+    redo_writes = truth.filter(pl.col("transport") == "SYNC").height // 2
+    assert judged.writes == redo_writes and c.scopes[0].commit.paired == redo_writes
+    table = destination_summary_table(c)
+    assert [r[2:5] for r in table.rows] == [
+        ("LOG_ARCHIVE_DEST_2", "salesdr", "not seen"),  # no alert log in this set: the links, not seen
+        ("LOG_ARCHIVE_DEST_3", "salesbc", "not seen"),
+        ("not seen", "salesar", "not seen"),  # an ASYNC TT02 names no destination
+    ]
+    for render in (render_text, render_markdown, render_html):
+        out = _report(render, a)
+        first = out.index("Assessment")
+        assert first < out.index("Redo transport destinations") < out.index("Recommendations"), render
+        assert "The commit waits for every SYNC destination" in out and "not seen" in out
 
 
 @pytest.mark.parametrize(

@@ -109,6 +109,8 @@ def test_the_outline_of_the_paper_s_example(paper: Analysis) -> None:
     report = outline(Context.of(paper), 10)
     assert report.title == TITLE and [name for name, _ in report.verdicts] == [""]
     assert report.titles == [
+        "Assessment",
+        "Redo transport destinations",
         "Recommendations",
         "Log switches",
         "Notes and caveats",
@@ -127,6 +129,16 @@ def test_the_outline_of_the_paper_s_example(paper: Analysis) -> None:
         "Files",
     ]
     parts = {s.title: s.parts for s in report.sections}
+    (judged,) = parts["Assessment"]  # systemic: no watch list
+    assert isinstance(judged, Paragraph) and judged.text.startswith("Systemic: p99 138 ms is 69 x the typical")
+    (destinations,) = parts["Redo transport destinations"]  # the sample has no alert log: the link, not seen
+    assert isinstance(destinations, Table) and destinations.rows[0][2:7] == (
+        "LOG_ARCHIVE_DEST_2",
+        "chicago",
+        "not seen",
+        "not seen",
+        "not seen",
+    )
     (recommendations,) = parts["Recommendations"]
     assert (
         isinstance(recommendations, Recommendations) and len(recommendations.groups[0].recommendations) == 2
