@@ -99,7 +99,7 @@ def destination_summary_table(c: Context) -> Table:
         "state",
         "read from",
     )
-    return Table(headers, rows, optional=("configuration", "state", "read from"), paths=("read from",))
+    return Table(headers, rows, optional=("configuration", "state", "read from"))
 
 
 @dataclass(frozen=True)
