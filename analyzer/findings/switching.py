@@ -280,10 +280,11 @@ def analyze_log_switches(
     )
 
 
-def switch_analysis(a: Analysis) -> SwitchAnalysis:
-    """The log-switch analysis of an analysis's writes, with what its alert logs say."""
+def switch_analysis(a: Analysis, writes: pl.DataFrame | None = None) -> SwitchAnalysis:
+    """The log-switch analysis of an analysis's writes (or of `writes`, a configuration's commit path), with
+    what its alert logs say."""
     observed = shifted_entries(a).select(kind="kind", db="database", thread="thread", seq="seq", at="at")
-    return analyze_log_switches(a.writes, observed=observed)
+    return analyze_log_switches(a.writes if writes is None else writes, observed=observed)
 
 
 def top_writes(writes: pl.DataFrame, top: int, switches: SwitchAnalysis) -> pl.DataFrame:

@@ -78,8 +78,8 @@ class Context:
         switches = switching.switch_analysis(a)
         checks = compare.checks(a)
         scoped = scopes(a, switches, checks)
-        if len(scoped) == 1:  # the what-ifs and comparisons of its commit path
-            checks = scoped[0].checks
+        if len(scoped) == 1:  # the log switches, what-ifs and comparisons of its commit path
+            switches, checks = scoped[0].switches, scoped[0].checks
         return cls(
             analysis=a,
             files=files,

@@ -137,7 +137,9 @@ def scopes(
         if alone and path.writes is a.writes:
             own_switches, own_checks = switches, checks
         else:
-            own_switches = switching.analyze_log_switches(path.writes)
+            own_switches = (
+                switching.switch_analysis(a, path.writes) if alone else switching.analyze_log_switches(path.writes)
+            )
             own_checks = compare.checks(a, path.writes)
             own_checks = replace(own_checks, awr=checks.awr) if alone else own_checks
         judged = assess(path.writes, threshold, own_switches)

@@ -24,8 +24,23 @@ LISTED = 25
 
 
 def facts_table(c: Context) -> Table:
-    """The facts: files, hosts, versions, time span, match rate, coverage."""
-    return Table(("fact", "value"), facts(c.analysis, c.counts, c.files))
+    """The facts: files, hosts, versions, time span, match rate, coverage; after the remote writes, the commit
+    path of each configuration with several SYNC destinations (each redo write once)."""
+    rows = facts(c.analysis, c.counts, c.files)
+    at = next((i + 1 for i, (name, _) in enumerate(rows) if name == "Slow writes"), len(rows))
+    threshold = c.analysis.options.threshold_ms
+    for s in c.scopes:
+        path = s.commit
+        if path.several:
+            slow = int(s.writes["slow"].sum())
+            name = "Commit path" + (f" ({s.name})" if c.several else "")
+            said = (
+                f"{path.redo_writes:,} redo writes to {len(path.destinations)} SYNC destinations, each once as its"
+                f" slowest; {slow:,} with total >= {threshold:g} ms"
+            )
+            rows.insert(at, (name, said))
+            at += 1
+    return Table(("fact", "value"), rows)
 
 
 def percentile_table(c: Context) -> Table:

@@ -25,6 +25,7 @@ from analyzer.report.context import Context, Table
 from analyzer.report.html import render_html
 from analyzer.report.markdown import render_markdown
 from analyzer.report.model import document
+from analyzer.report.sections import facts_table
 from analyzer.report.text import render_text
 from analyzer.simulate import ShareOptions, SimOptions, simulate, simulate_share
 
@@ -262,6 +263,13 @@ def test_every_report_gives_the_assessment_and_the_commit_path_first(two_sync: t
         ("LOG_ARCHIVE_DEST_3", "salesbc", "not seen"),
         ("not seen", "salesar", "not seen"),  # an ASYNC TT02 names no destination
     ]
+    facts = dict(facts_table(c).rows)
+    slow = int(c.scopes[0].writes["slow"].sum())
+    assert facts["Commit path"] == (
+        f"{redo_writes:,} redo writes to 2 SYNC destinations, each once as its slowest; {slow:,} with total >= 100 ms"
+    )
+    assert c.switches is c.scopes[0].switches  # the log switches of the commit path, not of the pooled writes
+    assert c.switches.slow_near + c.switches.slow_elsewhere == slow
     for render in (render_text, render_markdown, render_html):
         out = _report(render, a)
         first = out.index("Assessment")
