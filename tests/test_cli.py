@@ -44,8 +44,10 @@ WRITE_KEYS = {
 def test_text_report_sections() -> None:
     out = invoke(["analyze", PAPER, "--tz", "-07:00"]).stdout
     lines = out.splitlines()
-    assert lines[2].startswith("54% of slow-write time (2 writes >= 100 ms) was standby I/O (RFS write)")
+    assert lines[2].startswith("Systemic: 54% of slow-write time (2 writes >= 100 ms) was standby I/O (RFS write)")
     headings = [
+        "Assessment",
+        "Redo transport destinations",
         "Recommendations",
         "Log switches",
         "No log switch",
@@ -63,7 +65,7 @@ def test_text_report_sections() -> None:
     at = 0
     for heading in headings:  # the answer first, in this order
         at = next(i for i, line in enumerate(lines) if i > at and line.startswith(heading))
-    assert "  1. Standby redo logs: a single member each, on the fastest disk group" in lines
+    assert "  1. Standby I/O outliers: the spikes of the standby storage" in lines
     assert any(line.startswith("     Evidence: From 2 slow writes only, treat as a hint:") for line in lines)
     assert "Slow writes                       2 with total >= 100 ms" in lines
     assert "boston1_nss2_4401.trc:101" in out  # evidence file:line of msgid 117468

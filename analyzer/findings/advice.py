@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer.base.words import plural
+from analyzer.base.words import ms, plural
 from analyzer.findings.compare import Checks, size_text
+from analyzer.findings.summary import stamp_resolution
 
 #: a series of slow writes of one cause is sustained when at least this share follows another of them
 SUSTAINED_SHARE = 0.5
@@ -105,12 +106,13 @@ class Symptom:
 def network_symptom(both: pl.DataFrame, checks: Checks | None, work: Workload | None) -> Symptom:
     """Stalls or bandwidth (see the module's docstring), from the writes seen on both sides."""
     floor, p50 = _quantile(both["network_ms"], 0.01), _quantile(both["network_ms"], 0.5)
+    res = stamp_resolution(both)  # the network part is a difference of stamps
     slow, after = sustained(both, "network")
     reasons = []
     if slow and after >= SUSTAINED_SHARE * slow:
         reasons.append(f"{after:,} of {plural(slow, 'slow write')} held up by the network followed another one")
     if floor and p50 is not None and p50 >= QUEUED_FACTOR * floor and p50 - floor >= QUEUED_MIN_MS:
-        reasons.append(f"the network part's p50 ({p50:.3g} ms) is {p50 / floor:.1f} x its floor ({floor:.3g} ms)")
+        reasons.append(f"the network part's p50 ({ms(p50, res)}) is {p50 / floor:.1f} x its floor ({ms(floor, res)})")
     bd = checks.bandwidth_delay if checks is not None else None
     if work is not None and work.redo_bytes_s and bd is not None and bd.bandwidth_bytes_s:
         share = work.redo_bytes_s / bd.bandwidth_bytes_s
@@ -123,7 +125,7 @@ def network_symptom(both: pl.DataFrame, checks: Checks | None, work: Workload | 
         return Symptom("bandwidth", "Sustained, not stalls: " + "; ".join(reasons) + ".")
     told = f"{after:,} of {plural(slow, 'slow write')} held up by the network followed another one" if slow else ""
     usual = (
-        f"the network part's p50 ({p50:.3g} ms) is near its floor ({floor:.3g} ms)"
+        f"the network part's p50 ({ms(p50, res)}) is near its floor ({ms(floor, res)})"
         if p50 is not None and floor is not None
         else ""
     )
@@ -142,13 +144,13 @@ def io_symptom(both: pl.DataFrame, work: Workload | None) -> Symptom:
     local = work.local_write_ms if work is not None else None
     if p50 is not None and local and p50 >= IO_FACTOR * local:
         reasons.append(
-            f"the standby's I/O p50 ({p50:.3g} ms) is {p50 / local:.1f} x the primary's log file parallel write"
-            f" ({local:.3g} ms, {work.source if work else ''}): the MAA paper's red flag (it should be in line"
+            f"the standby's I/O p50 ({ms(p50)}) is {p50 / local:.1f} x the primary's log file parallel write"
+            f" ({ms(local)}, {work.source if work else ''}): the MAA paper's red flag (it should be in line"
             " with the local write)"
         )
     if reasons:
         return Symptom("saturation", "Saturation, not outliers: " + "; ".join(reasons) + ".")
-    usual = f"the standby I/O p50 is {p50:.3g} ms" if p50 is not None else ""
+    usual = f"the standby I/O p50 is {ms(p50)}" if p50 is not None else ""
     alone = f"{slow - after:,} of {plural(slow, 'slow write')} held up by standby I/O came alone" if slow else ""
     parts = [p for p in (usual, alone) if p]
     return Symptom("outliers", "Outliers on a device that is usually fast: " + "; ".join(parts) + "." if parts else "")
