@@ -210,7 +210,7 @@ def _is_cluster(near: Mapping[str, Any], rest: Mapping[str, Any]) -> bool:
 
 def _interval_min(switches: pl.DataFrame) -> float | None:
     gaps = switches.with_columns(_db=_db(switches)).sort("_db", "thread", "at")
-    gaps = gaps.select(pl.col("at").diff().over("_db", "thread").dt.total_seconds() / 60.0)
+    gaps = gaps.select(pl.col("at").diff().over("_db", "thread").dt.total_microseconds() / 60e6)  # not whole seconds
     value = gaps.to_series().drop_nulls().median()
     return float(value) if isinstance(value, int | float) else None
 

@@ -78,7 +78,7 @@ class ReadStats:
         return out
 
     def details(self) -> dict[str, object]:
-        """The reader's repairs as coverage fields (the README's output contract)."""
+        """The reader's repairs as coverage fields (docs/output.md)."""
         return {
             "encoding": self.encoding,
             "bom": self.bom,

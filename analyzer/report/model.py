@@ -401,8 +401,7 @@ def coverage(a: Analysis, views: list[FileView] | None = None) -> list[dict[str,
 
 
 def document(a: Analysis, top: int) -> dict[str, Any]:
-    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline", "async", "events"}` (README,
-    "Output contract")."""
+    """`{"summary", "writes", "unmatched", "files", "coverage", "timeline", "async", "events"}` (docs/output.md)."""
     c = Context.of(a)
     return {
         "summary": summary(a, top, c),

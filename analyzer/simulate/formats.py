@@ -201,7 +201,7 @@ class HostClock:
         self._sec, self._space, self._tee = sec, f"{day} {hms}", f"{day}T{hms}"
 
 
-# --- shapes of the newer simulated files: every choice below is listed in README ("What is simulated") ----------
+# --- shapes of the newer simulated files: every choice below is listed in docs/simulator.md ("What is simulated")
 
 
 def sync_sender_name(dest: int, lns: bool = False) -> str:

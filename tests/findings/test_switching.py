@@ -115,6 +115,15 @@ def test_window_shrinks_when_logs_switch_every_few_seconds() -> None:
     assert sw.comparison["count"].to_list() == [9 * 11, 500 - 99]  # 5 writes either side and the switch itself
 
 
+def test_switches_under_a_second_apart_give_a_window_of_a_tenth_of_their_interval() -> None:
+    """Logs every 0.8 s (the interval is not cut to whole seconds, which made it 0 and the window 0 s)."""
+    writes = frame([row(i, i * 0.01, seq=10 + i // 80) for i in range(800)])
+    sw = switching.analyze_log_switches(writes)
+    assert sw.interval_min == pytest.approx(0.8 / 60)
+    assert sw.window_s == pytest.approx(0.08)
+    assert "within 0.08 s of one of 9 log switch(es)" in sw.finding
+
+
 def test_top_writes_say_how_far_from_a_switch() -> None:
     writes = steady(600, 60, slow_at={61, 300}, **SLOW_IO)
     sw = switching.analyze_log_switches(writes)
