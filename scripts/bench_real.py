@@ -2,8 +2,8 @@
 
     python scripts/bench_real.py [--real DIR] [--copies 12] [--runs 3] [--commit SHA ...]
 
-The real traces (`$DGTRACE_REAL_TRACES`, else `shared/real-traces` beside the clone; they are never copied
-into it) are small: each `*.trc` is written `--copies` times end to end into one file of a
+The real traces (`--real DIR`, else `$DGTRACE_REAL_TRACES`: a folder of real 10046 traces; they are never
+copied into the repository) are small: each `*.trc` is written `--copies` times end to end into one file of a
 temporary corpus (a repeated header starts a new process incarnation, as a reused pid would), so
 that reading, not start-up, dominates. The corpus is then analysed `--runs` times
 (`dgtrace analyze CORPUS --format json`, output drained through a pipe); the median wall time and
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL = Path(os.environ.get("DGTRACE_REAL_TRACES") or ROOT.parent / "shared" / "real-traces")
+REAL = os.environ.get("DGTRACE_REAL_TRACES")
 
 
 def build_corpus(real: Path, copies: int, out: Path) -> list[Path]:
@@ -93,7 +93,7 @@ def measure(corpus: Path, codes: dict[str, Path], runs: int) -> dict[str, dict[s
 def main() -> None:
     """Build the corpus, measure this checkout (and `--commit`), print the figures (text and one JSON line)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--real", type=Path, default=REAL)
+    ap.add_argument("--real", type=Path, default=Path(REAL) if REAL else None)
     ap.add_argument("--copies", type=int, default=12)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument(
@@ -103,8 +103,8 @@ def main() -> None:
         help="also measure the analyzer of this commit (repeatable; runs alternate)",
     )
     args = ap.parse_args()
-    if not args.real.is_dir():
-        raise SystemExit(f"{args.real}: no such folder (the real traces live beside the repository)")
+    if args.real is None or not args.real.is_dir():
+        raise SystemExit(f"{args.real}: no such folder: give --real DIR or set DGTRACE_REAL_TRACES (real traces)")
     with tempfile.TemporaryDirectory(prefix="dgtrace-real-") as tmp:
         corpus = Path(tmp, "corpus")
         corpus.mkdir()
