@@ -1,4 +1,4 @@
-"""Shared fixtures: repository paths, a CLI runner helper, small trace builders."""
+"""Shared fixtures: repository paths, a CLI runner helper, small trace builders; the hypothesis profiles."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner, Result
 
 from analyzer.cli import app
@@ -22,6 +23,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 PAPER = SAMPLES / "paper-2014"
 
+# Hypothesis profiles: `dev` (the default) keeps `pytest -m "not slow"` quick; `ci` (`make test`, and
+# wherever CI=true) runs at least as many examples as any property test ever asked for. A test's own
+# @settings keeps only what it needs besides (deadline=None, health checks), never max_examples.
+# HYPOTHESIS_PROFILE=ci (or dev) chooses one explicitly. Loaded here, before the test modules are
+# imported, because a @settings decorator takes the values it does not set from the profile loaded then.
+settings.register_profile("dev", max_examples=20)
+settings.register_profile("ci", settings.get_profile("ci"), max_examples=250, derandomize=False)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "dev")
+)
 
 @pytest.fixture(autouse=True)
 def _repo_root() -> Iterator[None]:

@@ -326,7 +326,7 @@ def exercise(path: Path) -> None:
                 assert "\n" not in str(error)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(max_size=4096), name=st.sampled_from(NAMES), in_zip=st.booleans())
 def test_random_bytes_raise_only_documented_errors(data: bytes, name: str, in_zip: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -334,7 +334,7 @@ def test_random_bytes_raise_only_documented_errors(data: bytes, name: str, in_zi
         exercise(write(Path(tmp) / ("upload.zip" if in_zip else name), payload))
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     sample=st.sampled_from(SAMPLES),
     edits=st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)), max_size=6),

@@ -414,7 +414,7 @@ def _wrap(name: str, data: bytes) -> bytes:
     return data
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     files=st.lists(
         st.tuples(

@@ -443,7 +443,7 @@ _JUNK = st.text(st.characters(codec="utf-8", exclude_characters=LINE_BREAKS), ma
 
 
 @pytest.mark.parametrize("name", ["awr-11.2-primary.txt", "awr-19c-primary.txt", "statspack-11.2-standby.txt"])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(junk=st.lists(_JUNK, min_size=1, max_size=10), data=st.data())
 def test_junk_lines_in_a_text_report_never_raise_and_keep_the_rows(
     name: str, junk: list[str], data: st.DataObject
@@ -461,7 +461,7 @@ def test_junk_lines_in_a_text_report_never_raise_and_keep_the_rows(
     assert _window(mixed) == _window(clean)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     junk=st.lists(
         st.text(st.characters(codec="utf-8", exclude_characters="<>&" + LINE_BREAKS), max_size=60), min_size=1

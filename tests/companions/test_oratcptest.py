@@ -287,7 +287,7 @@ def _is_shape(line: str) -> bool:
     return True
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     junk=st.lists(
         st.text(st.characters(codec="utf-8", exclude_characters=LINE_BREAKS), max_size=40), min_size=1, max_size=12

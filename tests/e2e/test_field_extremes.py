@@ -178,7 +178,7 @@ def fuzz(family: str) -> Callable[[int, int, str], None]:
     """A hypothesis test over one family: any of its lines, any of its numbers, any extreme."""
 
     @pytest.mark.slow
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.sampled_from(lines_of(family)), st.integers(0, 12), st.sampled_from(EXTREMES))
     def run(index: int, number: int, value: str) -> None:
         check(index, number, value)

@@ -107,7 +107,7 @@ def alert_entries(draw: st.DrawFn) -> str:
     return prefix + body.format(*n) + draw(_TAIL)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(alert_entries(), min_size=1, max_size=8))
 def test_generated_entries_agree_with_the_grammar(lines: list[str]) -> None:
     """Whatever the fast path takes, the grammar reads with the same fields; the rest is the grammar's."""

@@ -47,7 +47,7 @@ TRACE_LINES = st.one_of(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.text(max_size=40), max_size=30))
 def test_every_line_is_accounted_for(lines: list[str]) -> None:
     """Random text: parsed + ignored + unparsed == lines, nothing raises."""
@@ -146,7 +146,7 @@ FRAGMENTS = [
 lines = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.lists(lines, max_size=40), st.booleans())
 def test_classification_follows_the_priority_order(texts: list[str], in_header: bool) -> None:
     frame = lines_frame("\n".join(texts)) if texts else lines_frame("").clear()
@@ -212,7 +212,7 @@ def test_alert_logs_parsed_together_give_what_each_gives_alone(tmp_path: Path) -
     assert all(part.tables["alert"].height for k, part in enumerate(batched) if k != 1)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.lists(TRACE_LINES, max_size=12), min_size=2, max_size=5))
 def test_any_files_parsed_together_give_what_each_gives_alone(files: list[list[str]]) -> None:
     chunks = [lines_frame("\n".join(lines)) for lines in files]

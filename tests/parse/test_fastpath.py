@@ -49,7 +49,7 @@ def _grammar_record(family: g.Family, text: str) -> dict[str, object] | None:
         return None
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(message_lines(), stamp_lines(), wait_lines()), min_size=1, max_size=12))
 def test_fast_path_agrees_with_grammar_record(lines: list[str]) -> None:
     """Whatever the fast path accepts, the grammar accepts with the same fields, and vice versa."""
@@ -202,7 +202,7 @@ def tricky_log_writes(draw: st.DrawFn) -> str:
     return f"Warning: log write elapsed time {elapsed}ms, size {size}{draw(st.sampled_from(['KB', 'KB ', 'kB']))}"
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
         st.one_of(tricky_messages(), tricky_stamps(), tricky_waits(), tricky_log_writes()), min_size=1, max_size=16

@@ -124,7 +124,7 @@ def test_chunks_are_bounded_in_lines_and_bytes_whatever_the_line_structure(shape
     assert stats.lines == (3_000_000 if shape == "newlines" else 1)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=200), max_size=2000), st.binary(max_size=300))
 def test_a_block_s_newlines_are_counted_exactly_whatever_its_line_lengths(lengths: list[int], tail: bytes) -> None:
     """Short lines are counted one way, long ones another: both give `bytes.count`."""
@@ -185,7 +185,7 @@ def _expected_lines(data: bytes) -> int:
     return text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(deadline=None)
 @given(
     st.one_of(
         st.binary(max_size=3000), st.lists(st.sampled_from([b"ab", b"\r", b"\n", b"\x00", b"\xff\xfe"])).map(b"".join)
@@ -205,7 +205,7 @@ def test_random_bytes_are_read_and_every_line_accounted_for(data: bytes, chunk: 
     assert merged.lines == stats.lines == _expected_lines(data)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.sampled_from(PAPER_LINES), max_size=60), st.binary(max_size=40))
 def test_trace_lines_mixed_with_junk(picked: list[bytes], junk: bytes) -> None:
     """Real-shaped lines shuffled with junk bytes: accounting holds and good lines still parse."""
@@ -217,7 +217,7 @@ def test_trace_lines_mixed_with_junk(picked: list[bytes], junk: bytes) -> None:
     assert merged.tables["messages"].height >= 2 * messages - 1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=400))
 def test_ascii_blocks_read_strictly_give_the_lossy_reader_s_lines(text: str) -> None:
     """An all-ASCII block is read by the strict UTF-8 reader (faster): the same lines as the lossy one."""
@@ -240,7 +240,7 @@ def test_reader_cuts_before_an_opening_message() -> None:
     assert pl.concat(frames)["line"].to_list() == list(range(1, 601))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.sampled_from(["ab", " ", "\r", "\n", "\x1f", '"', ",", "\t", "x^", "\x7f", "\x00"])).map("".join))
 def test_small_ascii_blocks_split_in_python_give_the_csv_reader_s_lines(text: str) -> None:
     """A small all-ASCII block is split in Python; padded past SMALL_BLOCK, the same lines go

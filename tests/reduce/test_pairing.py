@@ -147,7 +147,7 @@ def test_span_sums_leave_other_cases_to_wait_sums() -> None:
     assert span_sums(spans, _waits([], [], [])).to_dicts() == [dict.fromkeys(SUM_COLUMNS)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(
     st.lists(st.tuples(st.integers(1, 8), st.integers(1, 12)), max_size=12),
     st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=40),

@@ -65,7 +65,7 @@ def _by_the_rule(kinds: list[str]) -> WaitPlacement:
     return WaitPlacement(inside, after)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(sorted(_LINES)), max_size=40), st.lists(st.integers(0, 40), max_size=4))
 def test_the_tally_follows_the_rule_across_any_chunking(kinds: list[str], cuts: list[int]) -> None:
     bounds = [0, *sorted(min(cut, len(kinds)) for cut in cuts), len(kinds)]

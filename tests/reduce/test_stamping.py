@@ -78,7 +78,7 @@ def _stamp_rule(kinds: list[MessageKind | None]) -> list[tuple[int | None, str |
     ]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.sampled_from([None, *MessageKind]), max_size=30))
 def test_associate_follows_the_rule_on_any_run_of_messages_and_stamps(kinds: list[MessageKind | None]) -> None:
     messages = pl.DataFrame(
@@ -105,7 +105,7 @@ def test_associate_follows_the_rule_on_any_run_of_messages_and_stamps(kinds: lis
 _KINDS = st.lists(st.sampled_from([None, *MessageKind]), max_size=12)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(st.lists(_KINDS, min_size=1, max_size=6))
 # a send taking the stamp that ends its group, then an ack first in the next group: the stamp before
 # the ack's next stamp is the other group's, which it must not take

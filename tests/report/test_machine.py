@@ -129,7 +129,7 @@ def test_non_finite_floats_take_json_on_both_paths(tmp_path: Path) -> None:
     assert text != reference_json(frame)  # polars alone would have written NaN and infinity as null
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     floats=st.lists(st.floats(allow_nan=False, allow_infinity=False) | st.none(), min_size=1, max_size=30),
     text=st.text(),
