@@ -1,4 +1,5 @@
-"""Shared fixtures: repository paths, a CLI runner helper, small trace builders; the hypothesis profiles."""
+"""Shared fixtures: repository paths, a CLI runner helper, small trace builders; the hypothesis profiles;
+an environment that does not depend on the terminal the tests are run from."""
 
 from __future__ import annotations
 
@@ -34,6 +35,22 @@ settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE")
     or ("ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "dev")
 )
+
+#: the variables by which a terminal changes the text report (its width, its colours): unset for the
+#: tests, which set them where they need them (pytest-xdist's workers, for one, have COLUMNS=80)
+TERMINAL_VARIABLES = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_terminal() -> Iterator[None]:
+    """From the repository root, with none of TERMINAL_VARIABLES, for the whole session, session
+    and module fixtures included (a text report into a pipe is then PIPE_WIDTH wide)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in TERMINAL_VARIABLES:
+            patch.delenv(name, raising=False)
+        patch.chdir(ROOT)
+        yield
+
 
 @pytest.fixture(autouse=True)
 def _repo_root() -> Iterator[None]:
