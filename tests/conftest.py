@@ -3,6 +3,7 @@ an environment that does not depend on the terminal the tests are run from."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -18,6 +19,8 @@ import pytest
 from hypothesis import settings
 from typer.testing import CliRunner, Result
 
+from analyzer.api import Analysis, Options, analyze
+from analyzer.base.zones import TimeZones
 from analyzer.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,6 +94,13 @@ def zip_bytes(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> 
         for name, data in members.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+@pytest.fixture(scope="session")
+def paper() -> Analysis:
+    """The analysis of samples/paper-2014 at --tz -07:00, labels relative to the repository root; read-only."""
+    with contextlib.chdir(ROOT):
+        return analyze([str(PAPER.relative_to(ROOT))], Options(zones=TimeZones(default_min=-420)))
 
 
 @pytest.fixture(scope="session")

@@ -7,17 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.api import Options, analyze
-from analyzer.base.zones import TimeZones
+from analyzer.api import analyze
 from scripts.regen_golden import SAMPLES, sample_outputs
 from tests.conftest import PAPER, ROOT
 
 GOLDEN = ROOT / "tests" / "golden"
-
-
-@pytest.fixture(scope="module")
-def paper():  # type: ignore[no-untyped-def]
-    return analyze([str(PAPER.relative_to(ROOT))], Options(zones=TimeZones(default_min=-420)))
 
 
 def _write(paper, msgid: int) -> dict[str, object]:  # type: ignore[no-untyped-def]

@@ -5,10 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from analyzer.api import Analysis, Options, analyze
-from analyzer.base.zones import parse_zones
 from analyzer.report.comparisons import awr_table, baseline_table, comparison_blocks, what_if_table
 from analyzer.report.context import Context, Table
 from analyzer.report.model import summary
@@ -16,11 +13,6 @@ from analyzer.simulate import SimOptions, simulate
 
 FIXTURES = Path("tests/fixtures")
 PAPER = "samples/paper-2014"
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze([PAPER], Options(zones=parse_zones(["-07:00"])))
 
 
 def _titles(a: Analysis) -> list[str]:

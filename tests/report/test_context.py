@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-from analyzer.api import Analysis, Options, analyze
-from analyzer.base.zones import parse_zones
+from analyzer.api import Analysis
 from analyzer.report.context import Context, Table, more
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze(["samples/paper-2014"], Options(zones=parse_zones(["-07:00"])))
 
 
 def test_optional_columns_empty_in_every_row_are_left_out() -> None:

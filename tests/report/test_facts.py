@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from analyzer.api import Analysis, Options, analyze
 from analyzer.base.zones import parse_zones
 from analyzer.findings.files import file_views, oracle_versions
@@ -11,11 +9,6 @@ from analyzer.report.context import Context
 from analyzer.report.facts import Counts, facts, host_option_notes, notes
 
 PAPER = "samples/paper-2014"
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze([PAPER], Options(zones=parse_zones(["-07:00"])))
 
 
 def test_the_facts_of_the_paper_s_example_in_words(paper: Analysis) -> None:

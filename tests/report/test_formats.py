@@ -8,9 +8,8 @@ import json
 import polars as pl
 import pytest
 
-from analyzer.api import Analysis, Options, analyze
+from analyzer.api import Analysis
 from analyzer.base.schemas import EVENTS, TIMELINE, UNMATCHED, WARNINGS, WRITES
-from analyzer.base.zones import TimeZones
 from analyzer.report.formats import CSV_TABLES, RENDERERS, CsvTable, OutputFormat, Renderer
 
 COLUMNS = {
@@ -20,11 +19,6 @@ COLUMNS = {
     CsvTable.WARNINGS: WARNINGS,
     CsvTable.UNMATCHED: UNMATCHED,
 }
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze(["samples/paper-2014"], Options(zones=TimeZones(default_min=-420)))
 
 
 def _rendered(render: Renderer, a: Analysis) -> str:

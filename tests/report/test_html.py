@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.api import Analysis, Options, analyze
-from analyzer.base.zones import TimeZones
+from analyzer.api import Analysis
 from analyzer.report.html import render_html
 from analyzer.report.plots import PER_WRITE
 from tests.conftest import invoke
@@ -57,11 +56,6 @@ class Page(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._in_script:
             self.scripts[-1] += data
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze(["samples/paper-2014"], Options(zones=TimeZones(default_min=-420)))
 
 
 @pytest.fixture(scope="module")

@@ -6,19 +6,11 @@ import io
 import json
 from dataclasses import replace
 
-import pytest
-
-from analyzer.api import Analysis, Options, analyze
-from analyzer.base.zones import TimeZones
+from analyzer.api import Analysis
 from analyzer.inputs.skips import Skipped
 from analyzer.report.inventory_view import render_inventory_json, render_inventory_text
 
 SKIPPED = Skipped("up/u.zip!a.trc", "corrupt, truncated or unreadable data (invalid block type)", partial=True)
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze(["samples/paper-2014"], Options(zones=TimeZones(default_min=-420)))
 
 
 def test_the_json_lists_files_skipped_inputs_and_findings(paper: Analysis) -> None:

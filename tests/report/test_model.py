@@ -7,18 +7,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import polars as pl
-import pytest
 
-from analyzer.api import Analysis, Options, analyze
-from analyzer.base.zones import TimeZones
+from analyzer.api import Analysis
 from analyzer.inputs.skips import Skipped
 from analyzer.report.context import Context
 from analyzer.report.model import ISO_FORMAT, SCHEMA_VERSION, document, iso_frame, summary
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze(["samples/paper-2014"], Options(zones=TimeZones(default_min=-420)))
 
 
 def test_datetimes_become_iso_8601_utc_text_and_the_rest_is_kept() -> None:

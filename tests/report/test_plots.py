@@ -7,17 +7,11 @@ import dataclasses
 
 import pytest
 
-from analyzer.api import Analysis, Options, analyze
+from analyzer.api import Analysis
 from analyzer.base.vocab import COMPONENTS
-from analyzer.base.zones import TimeZones
 from analyzer.report.context import Context
 from analyzer.report.plots import BUCKETS, bucket_stats, bucket_width, histogram_figure, timeline_figure, top_figure
 from tests.write_rows import many
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze(["samples/paper-2014"], Options(zones=TimeZones(default_min=-420)))
 
 
 def test_large_timelines_are_drawn_per_time_bucket() -> None:

@@ -6,11 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-import pytest
 
-from analyzer.api import Analysis, Options, analyze
+from analyzer.api import Analysis, analyze
 from analyzer.base.vocab import Decider, Transport
-from analyzer.base.zones import parse_zones
 from analyzer.match.links import Link
 from analyzer.report.context import Context
 from analyzer.report.scopes import link_figures, link_mask, link_writes
@@ -19,11 +17,6 @@ from analyzer.simulate import ShareOptions, simulate_share
 
 def _link(sender_db: str | None, receiver_db: str | None) -> Link:
     return Link("c", sender_db, "NSS2", receiver_db, Transport.SYNC, "", Decider.ONLY_CANDIDATE, (), (), ())
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze(["samples/paper-2014"], Options(zones=parse_zones(["-07:00"])))
 
 
 def test_the_writes_of_a_link_are_told_by_their_databases() -> None:

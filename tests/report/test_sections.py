@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
-from analyzer.api import Analysis, Options, analyze
-from analyzer.base.zones import parse_zones
+from analyzer.api import Analysis
 from analyzer.report.comparisons import what_if_table
 from analyzer.report.context import Context
 from analyzer.report.sections import percentile_table, verdict_table
 
 PAPER = "samples/paper-2014"
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze([PAPER], Options(zones=parse_zones(["-07:00"])))
 
 
 def test_tables_of_millisecond_stamps_show_whole_milliseconds(paper: Analysis) -> None:
