@@ -111,6 +111,15 @@ def one_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_share(tmp_path_factory.mktemp("one-day") / "share", configs=2, days=1, writes=40)
 
 
+@pytest.fixture(scope="session")
+def share_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """3 configurations with colliding msgid ranges, 3 days (the first two gzipped), alert logs, .trm maps
+    and a foreground trace per host and day (tests/batch, tests/e2e). Read-only: copy it to change it."""
+    from tests.batch.helpers import make_share
+
+    return make_share(tmp_path_factory.mktemp("share") / "share")
+
+
 def stop_while_writing(args: Sequence[str], target: Path, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
     """`dgtrace ARGS` in a subprocess, stopped by SIGTERM while it writes the report to `target`:
     frozen (SIGSTOP) as soon as its temporary `.<name>.*.part` file appears, checked to be there

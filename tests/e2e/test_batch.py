@@ -20,17 +20,10 @@ import polars as pl
 import pytest
 
 from analyzer.base.errors import ExitCode
-from tests.batch.helpers import check_against_truth, copy_share, make_share, snapshot, truth, writes
+from tests.batch.helpers import check_against_truth, copy_share, snapshot, truth, writes
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def share_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """3 configurations with colliding msgid ranges over 3 days (the first two gzipped), with alert
-    logs, .trm maps and a foreground trace per host and day; read-only (copied to be changed)."""
-    return make_share(tmp_path_factory.mktemp("share") / "share")
 
 
 def dgtrace(*args: str, check: int | None = 0, tmp: Path | None = None) -> subprocess.CompletedProcess[str]:
