@@ -1,16 +1,21 @@
-"""Hostile inputs beside a good simulated trace set, through the command line in a subprocess.
+"""Hostile inputs beside a good simulated trace set, through the command line.
 
-Every case checks the exit code, that the run ends (a generous timeout, never a benchmark), its
-peak RSS (the failures these cases come from peaked between 1.1 and 2.5 GB), that nothing is
-left in its private TMPDIR, and that the good set's writes are all still matched. The hostile
-inputs are built here, smaller than in `scripts/reliability_table.py` but of the same shapes.
+Every case checks the exit code, that the run ends (a generous timeout, never a benchmark), that
+nothing is left in its private TMPDIR, and that the good set's writes are all still matched. Each runs
+dgtrace in a subprocess, which also checks its peak RSS (the failures these cases come from peaked
+between 1.1 and 2.5 GB): those runs are marked slow. The cases that need no process of their own (no
+signal, no resource limit, no memory or time bound as the point) also run in-process beside a smaller
+good set, for the fast loop; a hung in-process run ends the test run with every thread's traceback.
+The hostile inputs are built here, smaller than in `scripts/reliability_table.py` but of the same shapes.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import gzip
 import io
 import json
+import math
 import os
 import re
 import signal
@@ -18,7 +23,11 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
+import time
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +57,7 @@ from scripts.reliability_table import (
     spill_pieces,
     standby_only,
     symlink_loops,
+    traces,
     truncated,
 )
 
@@ -85,12 +95,66 @@ def dgtrace(args: list[str], tmp: Path, **kwargs: Any) -> Result:
     return run([*DGTRACE, "analyze", *args, "--format", "json"], tmpdir=tmp / "tmp", timeout=TIMEOUT, **kwargs)
 
 
+def in_process(args: list[str], tmp: Path) -> Result:
+    """`dgtrace analyze ARGS --format json` in this process with TMPDIR=tmp/tmp (its peak RSS is not
+    measured: NaN). A run still going after TIMEOUT seconds ends the whole test run with a traceback."""
+    tmpdir = tmp / "tmp"
+    tmpdir.mkdir(parents=True, exist_ok=True)
+    before = set(_tree(tmpdir))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(tmpdir))
+        patch.setattr(tempfile, "tempdir", None)  # asked again, from TMPDIR
+        start = time.monotonic()
+        faulthandler.dump_traceback_later(TIMEOUT, exit=True)
+        try:
+            result = CliRunner().invoke(app, ["analyze", *args, "--format", "json"])
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+        seconds = time.monotonic() - start
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    try:
+        matched: int | None = int(json.loads(result.stdout)["summary"]["matched_writes"])
+    except (ValueError, KeyError, TypeError):
+        matched = None
+    left = sorted(set(_tree(tmpdir)) - before)
+    return Result(result.exit_code, seconds, math.nan, matched, left, result.stderr, result.stdout)
+
+
+def _tree(root: Path) -> list[str]:
+    return [str(path.relative_to(root)) for path in root.rglob("*")]
+
+
+@dataclass(frozen=True)
+class Way:
+    """How dgtrace is run (`analyze(args, tmp)`), and the good set it is run beside with its matched writes."""
+
+    analyze: Callable[[list[str], Path], Result]
+    good: Path
+    matched: int
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param("in-process"), pytest.param("subprocess", marks=pytest.mark.slow)],
+)
+def way(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Way:
+    """In-process beside a good set of 2 x 400 writes; or in a subprocess beside `good` (peak RSS checked)."""
+    if request.param == "subprocess":
+        return Way(dgtrace, request.getfixturevalue("good"), request.getfixturevalue("good_matched"))
+    folder = tmp_path_factory.mktemp("small") / "set"
+    simulate(folder, SimOptions(writes=400, seed=3))
+    alone = in_process([str(folder)], tmp_path_factory.mktemp("alone"))
+    assert alone.code == 0 and alone.matched == 800
+    return Way(in_process, folder, alone.matched)
+
+
 def check(result: Result, code: int, matched: int | None, peak_mb: float = PEAK_MB) -> dict[str, Any]:
-    """The run ended with `code` in time, within `peak_mb`, leaving nothing behind, without a
-    traceback, with `matched` writes; its JSON document (empty when there is none)."""
+    """The run ended with `code` in time, within `peak_mb` (when measured), leaving nothing behind,
+    without a traceback, with `matched` writes; its JSON document (empty when there is none)."""
     assert result.code == code, (result.code, result.stderr[-2000:])
     assert result.seconds < TIMEOUT
-    assert result.peak_mb < peak_mb, f"peak RSS {result.peak_mb:.0f} MB"
+    assert math.isnan(result.peak_mb) or result.peak_mb < peak_mb, f"peak RSS {result.peak_mb:.0f} MB"
     assert result.leftovers == []
     assert "Traceback" not in result.stderr
     assert result.matched == matched
@@ -108,12 +172,13 @@ def read_errors(doc: dict[str, Any]) -> dict[str, str]:
 # --- 1. nothing hangs ---------------------------------------------------------------------------
 
 
-def test_devices_are_skipped_with_the_reason(good: Path, good_matched: int, tmp_path: Path) -> None:
-    doc = check(dgtrace([str(good), "/dev/zero", "/dev/urandom"], tmp_path), 0, good_matched)
+def test_devices_are_skipped_with_the_reason(way: Way, tmp_path: Path) -> None:
+    doc = check(way.analyze([str(way.good), "/dev/zero", "/dev/urandom"], tmp_path), 0, way.matched)
     reason = "character device: not read (--read-special reads it)"
     assert skipped(doc)["/dev/zero"] == skipped(doc)["/dev/urandom"] == reason
 
 
+@pytest.mark.slow
 def test_devices_read_on_request_are_bounded(good: Path, good_matched: int, tmp_path: Path) -> None:
     """Binary data are refused at once; an endless text stream stops at --max-total-bytes."""
     doc = check(dgtrace([str(good), "/dev/zero", "/dev/urandom", "--read-special"], tmp_path), 1, good_matched)
@@ -131,35 +196,44 @@ def test_devices_read_on_request_are_bounded(good: Path, good_matched: int, tmp_
     assert "over the limit (24 MiB, --max-total-bytes)" in read_errors(doc)[str(pipe)]
 
 
-def test_fifos_without_writer_do_not_block(good: Path, good_matched: int, tmp_path: Path) -> None:
+def test_fifos_are_skipped_with_the_reason(way: Way, tmp_path: Path) -> None:
     folder = tmp_path / "share"
     folder.mkdir()
     os.mkfifo(folder / "left_over.trc")
     os.mkfifo(tmp_path / "named")
-    doc = check(dgtrace([str(good), str(folder), str(tmp_path / "named")], tmp_path), 0, good_matched)
+    good = way.good
+    doc = check(way.analyze([str(good), str(folder), str(tmp_path / "named")], tmp_path), 0, way.matched)
     assert skipped(doc) == {
         f"{folder}/left_over.trc": "FIFO (named pipe): not read in a folder walk",
         str(tmp_path / "named"): "FIFO (named pipe): not read (--read-special reads it)",
         **{f"{good}/{name}": NOT_TRACE for name in ("scenario.json", "truth.csv")},
     }
+
+
+@pytest.mark.slow  # waits the 2 s it is given
+def test_a_fifo_without_writer_is_waited_for_no_longer_than_the_budget(
+    good: Path, good_matched: int, tmp_path: Path
+) -> None:
+    os.mkfifo(tmp_path / "named")
     result = dgtrace([str(good), str(tmp_path / "named"), "--read-special", "--max-seconds-per-input", "2"], tmp_path)
     doc = check(result, 1, good_matched)
     assert read_errors(doc)[str(tmp_path / "named")].endswith("no data came within 2 s (--max-seconds-per-input)")
 
 
-def test_sockets_are_skipped_with_the_reason(good: Path, good_matched: int, tmp_path: Path) -> None:
+def test_sockets_are_skipped_with_the_reason(way: Way, tmp_path: Path) -> None:
     """A listening Unix socket inside a folder (named as a trace) and one named on the command line:
     both skipped with the reason, also with --read-special; the good set is read as ever."""
     folder = tmp_path / "share"
     folder.mkdir()
     named = tmp_path / "named.sock"
+    good = way.good
     with socket.socket(socket.AF_UNIX) as inside, socket.socket(socket.AF_UNIX) as alone:
         inside.bind(str(folder / "listener.trc"))
         alone.bind(str(named))
         inside.listen()
         alone.listen()
         for extra in ([], ["--read-special"]):
-            doc = check(dgtrace([str(good), str(folder), str(named), *extra], tmp_path), 0, good_matched)
+            doc = check(way.analyze([str(good), str(folder), str(named), *extra], tmp_path), 0, way.matched)
             assert skipped(doc) == {
                 f"{folder}/listener.trc": "socket: not read in a folder walk",
                 str(named): "socket: nothing to read as a file",
@@ -168,16 +242,17 @@ def test_sockets_are_skipped_with_the_reason(good: Path, good_matched: int, tmp_
 
 
 @pytest.mark.parametrize("leaf", [b"\x00", b"x" * 127 + b"\n"], ids=["zeros", "text"])
-def test_a_nesting_bomb_stops_for_the_whole_input(good: Path, good_matched: int, tmp_path: Path, leaf: bytes) -> None:
+def test_a_nesting_bomb_stops_for_the_whole_input(way: Way, tmp_path: Path, leaf: bytes) -> None:
     """42.zip's shape (4 levels of 16 zips, 65,536 leaves; here 1 MiB leaves, 64 GiB in all):
     the bytes of the whole tree stop it, whatever each member's ratio, whether its leaves are
     zeros (each skipped as binary at its first bytes) or text (each read)."""
     bomb = nesting_bomb(tmp_path / "42.zip", leaf_bytes=MiB, leaf=leaf)
     assert bomb.stat().st_size < 200_000
-    doc = check(dgtrace([str(good), str(bomb)], tmp_path), 1, good_matched)
+    doc = check(way.analyze([str(way.good), str(bomb)], tmp_path), 1, way.matched)
     assert "times its size (--max-ratio): a decompression bomb" in skipped(doc)[str(bomb)]
 
 
+@pytest.mark.slow  # a timing: two runs in processes of their own
 def test_archive_listing_is_linear_in_members(good: Path, good_matched: int, tmp_path: Path) -> None:
     """2,000 and 20,000 members (copies of one small trace): 10 times the members may cost 10
     times the time, not 100 (the factor allowed is 30: process start-up makes it smaller)."""
@@ -203,10 +278,14 @@ def test_a_zip_of_hundreds_of_distinct_members_is_read_in_time(good: Path, good_
     assert len([row for row in doc["coverage"] if row["file"].startswith(f"{upload}!")]) == 300
 
 
-def test_globs_through_link_loops_and_over_the_root_end(good: Path, good_matched: int, tmp_path: Path) -> None:
+def test_globs_through_link_loops(way: Way, tmp_path: Path) -> None:
     loops = symlink_loops(tmp_path / "loops")
-    doc = check(dgtrace([str(good), str(loops / "**" / "*.trc")], tmp_path), 0, good_matched)
+    doc = check(way.analyze([str(way.good), str(loops / "**" / "*.trc")], tmp_path), 0, way.matched)
     assert [f["file"] for f in doc["files"] if "loops" in f["file"]] == [f"{loops}/a/b/x.trc"]
+
+
+@pytest.mark.slow  # walks the file system for up to the 2 s it is given
+def test_a_glob_over_the_root_end_stops_at_the_budget(good: Path, good_matched: int, tmp_path: Path) -> None:
     result = dgtrace([str(good), "/**/*.trc-dgtrace-test-nothing", "--max-seconds-per-input", "2"], tmp_path)
     if result.code == 2:  # the whole file system was walked within 2 s, and nothing matched
         assert result.stderr.strip().endswith("/**/*.trc-dgtrace-test-nothing: no such file or directory")
@@ -219,6 +298,7 @@ def test_globs_through_link_loops_and_over_the_root_end(good: Path, good_matched
 # --- 2. memory follows the chunk size --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_memory_is_bounded_whatever_the_line_structure(good: Path, good_matched: int, tmp_path: Path) -> None:
     """Empty lines (the old reader held 16 Mi of them per chunk, ~1.3 GB: a 16 MiB file of them is
     one such chunk), one endless line, compressed members of empty lines just under the ratio
@@ -239,6 +319,7 @@ def test_memory_is_bounded_whatever_the_line_structure(good: Path, good_matched:
 # --- 3. a full temporary folder ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_full_temporary_folder_names_the_file_and_leaves_nothing(
     good: Path, good_matched: int, tmp_path: Path
 ) -> None:
@@ -250,6 +331,7 @@ def test_a_full_temporary_folder_names_the_file_and_leaves_nothing(
     assert re.search(r"/piece-\d+\.arrows?: File too large; ", line)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
 def test_a_full_tmpfs_says_no_space_left(good: Path, tmp_path: Path) -> None:
     folder = tmp_path / "tmp"
@@ -269,6 +351,7 @@ def test_a_full_tmpfs_says_no_space_left(good: Path, tmp_path: Path) -> None:
 # --- 4. stop signals and leftovers ------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("signum", "code", "line"), [(signal.SIGTERM, 143, "stopped by SIGTERM"), (signal.SIGINT, 130, "interrupted")]
 )
@@ -282,6 +365,7 @@ def test_stop_signals_remove_the_temporary_files(good: Path, tmp_path: Path, sig
     assert (result.code, result.stderr.strip(), result.leftovers) == (code, f"dgtrace: {line}", [])
 
 
+@pytest.mark.slow
 def test_a_killed_run_s_leftovers_are_swept_by_the_next_run(good: Path, good_matched: int, tmp_path: Path) -> None:
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
@@ -312,49 +396,51 @@ def _start_ticks(pid: int) -> int:
 @pytest.mark.parametrize(
     ("damage", "field", "value"),
     [
-        ("cr", "cr_lines", lambda v: v > 6000),
-        ("utf16", "encoding", lambda v: v == "utf-16-le"),
-        ("nul", "nul_runs", lambda v: v == 1),
+        ("cr", "cr_lines", lambda v, original: v == original.count(b"\n")),  # every line end counted
+        ("utf16", "encoding", lambda v, _: v == "utf-16-le"),
+        ("nul", "nul_runs", lambda v, _: v == 1),
     ],
 )
 def test_mac_line_ends_utf16_and_nul_runs_lose_nothing(
-    good: Path, good_matched: int, tmp_path: Path, damage: str, field: str, value: Any
+    way: Way, tmp_path: Path, damage: str, field: str, value: Any
 ) -> None:
     change = {
         "cr": lambda data: data.replace(b"\n", b"\r"),
         "utf16": lambda data: data.decode().encode("utf-16"),
         "nul": nul_run,
     }[damage]
-    copy = copy_set(good, tmp_path / damage, standby_only(change))
-    doc = check(dgtrace([str(copy)], tmp_path), 0, good_matched)
+    copy = copy_set(way.good, tmp_path / damage, standby_only(change))
+    doc = check(way.analyze([str(copy)], tmp_path), 0, way.matched)
+    originals = {trace.name: trace.read_bytes() for trace in traces(way.good)}
     rows = [row for row in doc["coverage"] if "_rfs_" in row["file"]]
-    assert len(rows) == 2 and all(value(row[field]) and row["repairs"] for row in rows)
+    assert len(rows) == 2
+    assert all(value(row[field], originals[Path(row["file"]).name]) and row["repairs"] for row in rows)
 
 
 # --- 6. archives --------------------------------------------------------------------------------
 
 
-def test_overlapping_zip_entries_are_refused(good: Path, good_matched: int, tmp_path: Path) -> None:
+def test_overlapping_zip_entries_are_refused(way: Way, tmp_path: Path) -> None:
     bomb = overlapping_zip(tmp_path / "overlap.zip", size=16 * MiB, entries=64)
-    doc = check(dgtrace([str(good), str(bomb)], tmp_path), 1, good_matched)
+    doc = check(way.analyze([str(way.good), str(bomb)], tmp_path), 1, way.matched)
     reasons = [reason for label, reason in skipped(doc).items() if label.startswith(str(bomb))]
     assert len(reasons) == 64 and all("overlap another member" in reason for reason in reasons)
 
 
-def test_a_nested_archive_is_spooled_within_the_bytes_budget(good: Path, good_matched: int, tmp_path: Path) -> None:
+def test_a_nested_archive_is_spooled_within_the_bytes_budget(way: Way, tmp_path: Path) -> None:
     inner = io.BytesIO()
     with zipfile.ZipFile(inner, "w", zipfile.ZIP_STORED) as nested:
         nested.writestr("a.trc", os.urandom(3 * MiB).hex())
     upload = tmp_path / "upload.zip"
     with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as outer:
         outer.writestr("node1.zip", inner.getvalue())
-    doc = check(dgtrace([str(good), str(upload), "--max-total-bytes", "4MiB"], tmp_path), 1, good_matched)
+    doc = check(way.analyze([str(way.good), str(upload), "--max-total-bytes", "4MiB"], tmp_path), 1, way.matched)
     assert skipped(doc)[f"{upload}!node1.zip"].startswith("temporary spool over the limit (bytes left")
 
 
-def test_members_with_one_name_are_all_read(good: Path, good_matched: int, tmp_path: Path) -> None:
-    upload = same_name_zip(good, tmp_path / "same.zip")
-    doc = check(dgtrace([str(upload)], tmp_path), 0, good_matched)
+def test_members_with_one_name_are_all_read(way: Way, tmp_path: Path) -> None:
+    upload = same_name_zip(way.good, tmp_path / "same.zip")
+    doc = check(way.analyze([str(upload)], tmp_path), 0, way.matched)
     assert {f["file"] for f in doc["files"] if "rfs" in f["file"]} == {
         f"{upload}!stby/trace/db_rfs.trc",
         f"{upload}!stby/trace/db_rfs.trc [2]",
@@ -362,20 +448,20 @@ def test_members_with_one_name_are_all_read(good: Path, good_matched: int, tmp_p
 
 
 @pytest.mark.parametrize("kind", ["zip", "tgz"])
-def test_a_truncated_archive_gives_back_what_it_holds(good: Path, tmp_path: Path, kind: str) -> None:
+def test_a_truncated_archive_gives_back_what_it_holds(way: Way, tmp_path: Path, kind: str) -> None:
     """Cut at 80%: the primary's traces and the first RFS trace are whole, the second RFS trace
     is read up to the cut (its writes before it are matched); exit 1 (partial)."""
     build = set_zip if kind == "zip" else set_tgz
-    upload = truncated(build(good, tmp_path / f"cut.{kind}"), 0.8)
-    result = dgtrace([str(upload)], tmp_path)
+    upload = truncated(build(way.good, tmp_path / f"cut.{kind}"), 0.8)
+    result = way.analyze([str(upload)], tmp_path)
     doc = check(result, 1, result.matched)
-    assert result.matched is not None and 1000 < result.matched < 2000
+    assert result.matched is not None and way.matched // 2 < result.matched < way.matched
     assert len(read_errors(doc)) == 1 and str(upload) in skipped(doc)
 
 
-def test_documents_and_binary_data_named_trc_are_skipped(good: Path, good_matched: int, tmp_path: Path) -> None:
+def test_documents_and_binary_data_named_trc_are_skipped(way: Way, tmp_path: Path) -> None:
     folder = binaries(tmp_path / "bin")
-    doc = check(dgtrace([str(good), str(folder)], tmp_path), 0, good_matched)
+    doc = check(way.analyze([str(way.good), str(folder)], tmp_path), 0, way.matched)
     assert {
         label.rsplit("/", 1)[-1]: reason.split(" (")[0] for label, reason in skipped(doc).items() if "bin" in label
     } == {
