@@ -382,6 +382,7 @@ def _umask() -> int:
     return mask
 
 
+@pytest.mark.slow  # a pipeline of processes, ~1 s each
 @pytest.mark.parametrize(
     ("args", "lines"),
     [(["--format", "csv"], 1), (["--format", "json"], 3), ([], 1), (["--format", "markdown"], 2)],
@@ -397,6 +398,7 @@ def test_a_closed_pipe_ends_quietly(args: list[str], lines: int) -> None:
     assert run.stdout.rstrip().rsplit("rc=", 1)[1] in ("0", "141")
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_on_a_big_report_exits_141(tmp_path: Path) -> None:
     from analyzer.simulate.options import SimOptions
     from analyzer.simulate.runner import simulate

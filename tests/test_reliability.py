@@ -500,6 +500,7 @@ def _wrap(name: str, data: bytes) -> bytes:
     return data
 
 
+@pytest.mark.slow
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     files=st.lists(

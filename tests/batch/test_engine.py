@@ -19,6 +19,7 @@ from analyzer.batch.engine import EngineName, EngineSpec, run_units, stop_pool
 from tests.batch.helpers import batch, check_against_truth, same_rows, truth
 
 
+@pytest.mark.slow
 def test_process_pool_gives_the_rows_of_one_process(one_day: Path, tmp_path: Path) -> None:
     batch(one_day, tmp_path / "inline")
     summary = batch(one_day, tmp_path / "pool", EngineSpec(EngineName.LOCAL, workers=2))
@@ -64,6 +65,7 @@ def test_a_scheduler_without_tls_is_warned_about() -> None:
     assert EngineSpec(EngineName.DASK).warning() is None  # the local cluster is authenticated
 
 
+@pytest.mark.slow
 def test_a_pool_stopped_while_a_result_is_half_written_lets_its_thread_end() -> None:
     """A worker stopped in the middle of writing a unit's result: the pool's thread, which waits for the
     rest of it, ends once the pool is stopped, so the interpreter does not wait for it forever at exit
@@ -98,6 +100,7 @@ time.sleep(30)
 """
 
 
+@pytest.mark.slow
 def test_a_worker_exits_when_its_parent_is_killed() -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT, WORKER], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None

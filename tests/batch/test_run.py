@@ -173,6 +173,7 @@ def test_exit_codes(one_day: Path, tmp_path: Path) -> None:
     check_against_truth(tmp_path / "ds2", truth(share))  # the rest is all there
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["11.2", "23ai"])
 def test_other_generations(version: str, tmp_path: Path) -> None:
     """11.2 stamps carry no zone (a source then reaches a day further each way); 23ai has ISO stamps."""

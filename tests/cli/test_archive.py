@@ -7,10 +7,13 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
+
 from tests.batch.helpers import copy_share, truth
 from tests.conftest import invoke, stop_while_writing
 
 
+@pytest.mark.slow
 def test_batch_then_report(one_day: Path, tmp_path: Path) -> None:
     out = tmp_path / "ds"
     result = invoke(["batch", str(one_day), "--out", str(out), "--workers", "1"])

@@ -62,6 +62,7 @@ def test_a_closed_pipe_is_passed_on_as_it_is(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_sigterm_while_the_report_is_written_keeps_the_earlier_one(tmp_path: Path) -> None:
     """The HTML report of 6,000 writes takes a second or two to write: SIGTERM then removes the
     temporary file and leaves the earlier report as it was (exit 143, one line)."""

@@ -85,6 +85,7 @@ def test_the_json_holds_every_comparison(document: dict[str, Any]) -> None:
     assert fast_rec["metrics"]["fastsync_slow_writes"] == fast["what_if"]["slow_writes"]
 
 
+@pytest.mark.slow
 def test_the_terminal_markdown_and_html_reports_say_the_same(incident: list[str], document: dict[str, Any]) -> None:
     findings = _findings(document)
     text = invoke([*incident], code=0)

@@ -51,6 +51,7 @@ def _outputs(upload: Path, tmp_path: Path) -> dict[str, str]:
     return outputs
 
 
+@pytest.mark.slow
 def test_nothing_of_the_traces_leaks_into_any_format(upload: Path, tmp_path: Path) -> None:
     secrets = [*NAMES, str(upload.parent), "customer-acme", "case-4711", "payroll", "secret_column", "/u01/"]
     plain = _run([str(upload), "--tz", "-07:00", "--format", "json"])
@@ -60,6 +61,7 @@ def test_nothing_of_the_traces_leaks_into_any_format(upload: Path, tmp_path: Pat
         assert found == [], (name, found)
 
 
+@pytest.mark.slow
 def test_the_same_pseudonyms_everywhere_and_the_numbers_kept(upload: Path, tmp_path: Path) -> None:
     plain = json.loads(_run([str(upload), "--tz", "-07:00", "--format", "json"]))
     redacted = json.loads(_run([str(upload), "--tz", "-07:00", "--format", "json", "--redact"]))
@@ -128,6 +130,7 @@ def test_a_share_of_configurations_leaks_no_database_name(tmp_path: Path) -> Non
     assert sorted(c["name"] for c in doc["summary"]["configurations"]) == ["db-1", "db-3"]
 
 
+@pytest.mark.slow
 def test_the_names_of_companion_files_and_reports_are_redacted(upload: Path, tmp_path: Path) -> None:
     """An AWR report names its database, instance and host; a pasted oratcptest command names hosts."""
     fixtures = Path("tests/fixtures")
@@ -147,6 +150,7 @@ def test_the_names_of_companion_files_and_reports_are_redacted(upload: Path, tmp
     assert run["latency_ms"] == 1.402 and run["file"] in mapping["files"]
 
 
+@pytest.mark.slow
 def test_the_alert_logs_destinations_leak_no_name(tmp_path: Path) -> None:
     """Alert logs name their database, instance, host and each destination's service: all pseudonyms,
     in every format (the destinations table included)."""

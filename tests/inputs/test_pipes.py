@@ -71,6 +71,7 @@ def test_a_pipe_without_writer_waits_no_longer_than_the_time_budget(tmp_path: Pa
         read(sources[0])
 
 
+@pytest.mark.slow  # waits out its time budget
 @needs_fifo
 def test_a_writer_that_stops_sending_is_waited_for_no_longer_than_the_time_budget(tmp_path: Path) -> None:
     pipe = tmp_path / "pipe"

@@ -47,6 +47,7 @@ def test_a_write_spanning_two_rfs_segments_keeps_its_waits(tmp_path: Path) -> No
     assert split.unmatched.height == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("version", "zones", "together"),
     [

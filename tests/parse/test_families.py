@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -212,6 +213,7 @@ def test_alert_logs_parsed_together_give_what_each_gives_alone(tmp_path: Path) -
     assert all(part.tables["alert"].height for k, part in enumerate(batched) if k != 1)
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(st.lists(st.lists(TRACE_LINES, max_size=12), min_size=2, max_size=5))
 def test_any_files_parsed_together_give_what_each_gives_alone(files: list[list[str]]) -> None:

@@ -53,6 +53,7 @@ def same_file(alone: FileResult, together: FileResult) -> None:
     assert (together.stats, together.identity, together.placement) == (alone.stats, alone.identity, alone.placement)
 
 
+@pytest.mark.slow
 def test_chunks_parsed_ahead_are_parsed_as_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each chunk is split into families in turn (by the compiled scanner, or the pure path) and parsed on a
     second thread while the one before is reduced. 256-byte chunks cut the sample trace's header: a chunk
@@ -72,6 +73,7 @@ def test_chunks_parsed_ahead_are_parsed_as_in_turn(monkeypatch: pytest.MonkeyPat
     assert len(chunks) > 20 and any(ends[:-1]) and not all(ends)
 
 
+@pytest.mark.slow
 def test_small_files_read_together_are_read_as_alone(tmp_path: Path) -> None:
     """A share of small traces (plain and gzipped, with alert logs and foreground traces) and the paper's
     samples: every file read in batches is what it is read alone, in input order."""

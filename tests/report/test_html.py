@@ -182,6 +182,7 @@ def test_percentiles_as_awr_users_read_them(page: tuple[str, Page]) -> None:
     ) in text
 
 
+@pytest.mark.slow
 def test_skipped_inputs_are_summarised_by_reason(tmp_path: Path) -> None:
     """3,000 `.trm` trace maps next to the traces: one row with the count, not 3,000."""
     folder = tmp_path / "upload"

@@ -182,6 +182,7 @@ def _in_a_terminal(args: list[str], columns: int) -> str:
     return ANSI.sub("", b"".join(chunks).decode("utf-8", "replace")).replace("\r\n", "\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 120])
 def test_in_a_real_terminal(columns: int) -> None:
     """In a pseudo-terminal the report takes the terminal's width, draws boxes, and cuts no number."""
@@ -194,6 +195,7 @@ def test_in_a_real_terminal(columns: int) -> None:
         assert "1584" in text  # seq is shown at 120 columns
 
 
+@pytest.mark.slow
 def test_the_demo_in_a_terminal_120_wide() -> None:
     """`make demo` in a 120-column terminal shows the slowest writes as the README does."""
     if shutil.which("make") is None:

@@ -78,6 +78,7 @@ def test_segments_are_linked_have_headers_and_cut_between_writes(tmp_path: Path,
     assert sorted(result.files) == sorted(p for proc in processes(out) for p in proc.files)
 
 
+@pytest.mark.slow
 def test_dropped_segment_is_gone_and_its_writes_are_marked(tmp_path: Path) -> None:
     result = run(tmp_path, threads=2, writes=2500, segment_bytes=40 * 1024, drop_segment=2, topology="two-sync")
     out = tmp_path / "set"
