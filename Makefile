@@ -24,13 +24,15 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# every test, spread over every core (pytest-xdist), with the hypothesis profile `ci` (its most examples)
 test: lint
-	$(BIN)/pytest
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -n logical --dist worksteal
 
-# the inner loop: ruff, then every test not marked slow (whole trace sets, wheels, browsers)
+# the inner loop: ruff, then every test not marked slow (whole trace sets, subprocesses, wheels,
+# browsers, any test of 1 s or more) with the hypothesis profile `dev` (`ci` where CI=true)
 test-fast: $(STAMP)
 	$(BIN)/ruff check analyzer tests scripts
-	$(BIN)/pytest -m "not slow" -q
+	$(BIN)/pytest -m "not slow" -q -n logical
 
 golden: $(STAMP)
 	$(BIN)/python scripts/regen_golden.py
