@@ -162,6 +162,7 @@ def test_set_id_bits_of_the_file_replaced_are_not_copied_and_the_map_is_private(
     assert target.stat().st_mode & 0o7777 == 0o600
 
 
+@pytest.mark.slow
 def test_a_device_or_pipe_the_user_names_is_written_directly(tmp_path: Path) -> None:
     """`/dev/stdout` (a link of root's to /proc/self/fd/1), `-o -` and a FIFO of this user's."""
     script = "from analyzer.cli.output import write_report as w; from pathlib import Path; import sys;"

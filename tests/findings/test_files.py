@@ -6,8 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
-
 from analyzer.api import Analysis, Options, analyze
 from analyzer.base.zones import parse_zones
 from analyzer.findings.files import coverage, file_views, oracle_versions, unparsed
@@ -16,11 +14,6 @@ from tests.builders import ack, krs, send
 from tests.conftest import write
 
 PAPER = "samples/paper-2014"
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze([PAPER], Options(zones=parse_zones(["-07:00"])))
 
 
 def test_each_file_of_the_paper_s_example(paper: Analysis) -> None:

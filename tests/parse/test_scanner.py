@@ -179,7 +179,7 @@ chunks = st.lists(any_line, min_size=1, max_size=24).flatmap(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chunks, st.booleans(), st.integers(1, 10**9))
 def test_the_scanner_gives_the_pure_tables(
     lines_ends: tuple[list[bytes], list[bytes]], in_header: bool, first: int
@@ -188,7 +188,8 @@ def test_the_scanner_gives_the_pure_tables(
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# the differential test at twice the profile's examples (ci: 500)
+@settings(max_examples=2 * settings().max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chunks, st.booleans())
 def test_the_scanner_gives_the_pure_tables_on_many_chunks(
     lines_ends: tuple[list[bytes], list[bytes]], in_header: bool

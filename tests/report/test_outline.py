@@ -13,7 +13,6 @@ import re
 import pytest
 
 from analyzer.api import Analysis, Options, analyze
-from analyzer.base.zones import parse_zones
 from analyzer.report.context import Context, Table
 from analyzer.report.html import render_html
 from analyzer.report.markdown import render_markdown
@@ -39,11 +38,6 @@ from tests.conftest import ROOT
 PAPER = "samples/paper-2014"
 #: a line of a known family that does not parse (a thread that is not a number)
 DAMAGED = "Client sending SQLNET request data [kpurcs] oper='Write' flag=67111042 thrd=x seq=1 msgid=2"
-
-
-@pytest.fixture(scope="module")
-def paper() -> Analysis:
-    return analyze([PAPER], Options(zones=parse_zones(["-07:00"])))
 
 
 @pytest.fixture(scope="module")
