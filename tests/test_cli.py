@@ -44,7 +44,9 @@ WRITE_KEYS = {
 def test_text_report_sections() -> None:
     out = invoke(["analyze", PAPER, "--tz", "-07:00"]).stdout
     lines = out.splitlines()
-    assert lines[2].startswith("Systemic: 54% of slow-write time (2 writes >= 100 ms) was standby I/O (RFS write)")
+    assert lines[2].startswith(
+        "Isolated outliers: 54% of slow-write time (2 writes >= 100 ms) was standby I/O (RFS write)"
+    )
     headings = [
         "Assessment",
         "Redo transport destinations",

@@ -7,10 +7,11 @@ and nearly all under 4 ms, the waits over 8 ms are "what we call outliers"). The
 
 - healthy: 99% of the commits within OUTLIER_FACTOR x the typical round trip (p99 at or below it) and
   fewer than RARE_SHARE of them slow (>= the threshold): what is slow is a few isolated outliers;
-- systemic: MINOR_SHARE or more of the commits slow; or slow writes of RARE_SHARE or more with a wide tail
-  (p99 beyond the limit: more than 1% of the commits far from the round trip) or clustered in time (bursts:
-  runs of BURST_MIN or more slow writes one after the other on a thread, holding BURST_SHARE of them; or the
-  log-switch clustering of `analyzer.findings.switching`). Runs, not a time window: a stall or a saturated
+- systemic: slow writes of RARE_SHARE or more clustered in time; or, with FEW_SLOW slow writes or more,
+  MINOR_SHARE or more of the commits slow or RARE_SHARE or more with a wide tail (p99 beyond the limit: more
+  than 1% of the commits far from the round trip). Clustered in time: runs of BURST_MIN or more slow writes
+  one after the other on a thread (bursts) hold BURST_SHARE of them, or the slow writes cluster at log
+  switches (`analyzer.findings.switching`). Runs, not a time window: a stall or a saturated
   device slows the writes that follow, whatever the write rate, while isolated outliers are seldom
   neighbours (at a 1% slow rate, one in fifty has a slow neighbour);
 - isolated outliers: the rest (a few slow writes, scattered, with the body of the distribution near
@@ -37,6 +38,9 @@ OUTLIER_FACTOR = 4.0
 RARE_SHARE = 0.001
 #: ... and from this share on the slowness is systemic, whatever their spread
 MINOR_SHARE = 0.01
+#: fewer slow writes than this are a hint, not a pattern: they make the slowness systemic only when they
+#: cluster (a share of 2 in 66 redo writes is 3%, yet two scattered writes are two outliers)
+FEW_SLOW = 10
 #: a burst: at least this many slow writes one after the other on a thread
 BURST_MIN = 3
 #: slow writes cluster in time when bursts hold at least this share of them
@@ -165,7 +169,9 @@ def assess(writes: pl.DataFrame, threshold_ms: float, switches: SwitchAnalysis |
     if not n or typical is None or p99 is None or limit is None:
         return _with(a, NOT_ASSESSED, "No commit has a total (no remote write seen with its acknowledgement).")
     wide = p99 > limit
-    if a.slow_share >= MINOR_SHARE or (a.slow_share >= RARE_SHARE and (wide or a.clustered)):
+    clustered = a.clustered and a.slow_share >= RARE_SHARE
+    many = a.slow_writes >= FEW_SLOW and (a.slow_share >= MINOR_SHARE or (a.slow_share >= RARE_SHARE and wide))
+    if clustered or many:
         word = SYSTEMIC
     elif a.slow_share < RARE_SHARE and not wide:
         word = HEALTHY

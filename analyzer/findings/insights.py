@@ -19,7 +19,7 @@ from analyzer.base.schemas import TIMELINE, matched_only
 from analyzer.base.vocab import TOTAL_AND_COMPONENTS, Component
 from analyzer.base.words import duration, ms, plural
 from analyzer.findings import advice, crosscheck
-from analyzer.findings.assessment import Assessment
+from analyzer.findings.assessment import FEW_SLOW, Assessment
 from analyzer.findings.compare import Checks
 from analyzer.findings.setting import FastSyncOption, Setting
 from analyzer.findings.summary import (
@@ -35,7 +35,6 @@ from analyzer.findings.switching import SwitchAnalysis, flag_near_switch
 #: least this share of the slow writes: it gets its advice
 MATERIAL_SHARE = 0.2
 #: a recommendation drawn from fewer slow writes than this says it is only a hint
-FEW_SLOW = 10
 
 
 def per_minute(writes: pl.DataFrame) -> pl.DataFrame:

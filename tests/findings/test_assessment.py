@@ -65,6 +65,20 @@ def test_one_percent_slow_is_systemic_whatever_the_spread() -> None:
     assert "Systemic: p99 201 ms is 126 x the typical round trip (p50 2 ms): 12 of the 1,000 redo writes" in a.reason
 
 
+def test_fewer_than_ten_scattered_slow_writes_are_outliers_whatever_their_share() -> None:
+    """The MAA paper's sample: 2 of 66 redo writes slow (3%), one of each cause, minutes apart: two
+    outliers, not a systemic problem; 9 scattered are still outliers, 10 are systemic."""
+    rows = [row(i, float(i)) for i in range(66)]
+    rows[10] = row(10, 10.0, rfs_io=160.0)
+    rows[40] = row(40, 40.0, network=135.0)
+    a = _judge(rows)
+    assert a.word == ISOLATED and a.slow_share > 0.01 and not a.clustered
+    assert a.reason.startswith("Isolated outliers: p99 ")
+    for slow, word in ((9, ISOLATED), (10, SYSTEMIC)):
+        rows = [row(i, float(i), rfs_io=200.0 if i % 20 == 0 and i < 20 * slow else 0.5) for i in range(1000)]
+        assert _judge(rows).word == word, slow
+
+
 def test_a_wide_tail_below_the_threshold_is_not_healthy() -> None:
     rows = [row(i, i * 0.01, network=30.0 if i % 20 == 0 else 1.0) for i in range(1000)]
     a = _judge(rows)

@@ -10,7 +10,7 @@ import pytest
 
 from analyzer.api import Options, analyze
 from analyzer.base.schemas import TIMELINE
-from analyzer.findings import compare, insights, switching
+from analyzer.findings import assessment, compare, insights, switching
 from analyzer.findings.assessment import assess
 from analyzer.findings.setting import Setting
 from analyzer.report.model import document
@@ -248,7 +248,7 @@ def test_unclustered_switches_do_not_call_for_larger_redo_logs() -> None:
 def test_a_recommendation_from_enough_slow_writes_is_no_mere_hint() -> None:
     """Ten slow writes or more: the evidence stands without the small-sample warning; fewer: it says so."""
     rows = [row(i, float(i)) for i in range(10)]
-    rows += [row(i, float(i), network=180.0, rfs_io=15.0, rfs_other=5.0) for i in range(20, 20 + insights.FEW_SLOW)]
+    rows += [row(i, float(i), network=180.0, rfs_io=15.0, rfs_other=5.0) for i in range(20, 20 + assessment.FEW_SLOW)]
     found = recommend(frame(rows))
     evidence = next(r for r in found.values()).evidence
     assert evidence.startswith("network was 90% of slow-write time") and "hint" not in evidence

@@ -20,8 +20,8 @@ from tests.write_rows import many
 
 PLOTS = ("timeline", "histogram", "top")
 VERDICT = (
-    "Systemic: 54% of slow-write time (2 writes &gt;= 100 ms) was standby I/O (RFS write); network 46%, other RFS"
-    " time 0%."
+    "Isolated outliers: 54% of slow-write time (2 writes &gt;= 100 ms) was standby I/O (RFS write); network 46%,"
+    " other RFS time 0%."
 )
 #: attributes through which a page could make the browser fetch something
 URL_ATTRIBUTES = {"src", "href", "action", "formaction", "poster", "data", "srcset", "background", "manifest"}

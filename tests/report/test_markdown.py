@@ -27,8 +27,8 @@ def test_paper_markdown_has_verdict_recommendations_and_evidence() -> None:
     out = invoke(["analyze", "samples/paper-2014", "--tz", "-07:00", "--format", "markdown", "--top", "2"]).stdout
     lines = out.splitlines()
     assert lines[2] == (
-        "**Systemic: 54% of slow-write time (2 writes >= 100 ms) was standby I/O (RFS write); network 46%, other RFS"
-        " time 0%.**"
+        "**Isolated outliers: 54% of slow-write time (2 writes >= 100 ms) was standby I/O (RFS write); network 46%,"
+        " other RFS time 0%.**"
     )
     assert (
         "| Remote writes | 66 sent by the primary, 66 received by the standby, 66 matched (match rate 100.0%) |"
