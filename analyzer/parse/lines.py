@@ -175,9 +175,7 @@ class Chunk:
         """The numbered lines (line, text), over-long lines cut; the cuts and undecodable bytes counted in `stats`."""
         all_ascii = self.data.isascii()  # no bad bytes then, and the strict UTF-8 reader is faster than the lossy one
         if all_ascii and len(self.data) <= SMALL_BLOCK:  # a small file's lines: one frame, no polars query
-            lines = self.data.decode("ascii").split("\n")[:-1]
-            if b"\r" in self.data:  # a CR before a line's end is no part of the line (as `_decode` reads it)
-                lines = [line.removesuffix("\r") for line in lines]
+            lines = ascii_lines(self.data)
             rows = pl.int_range(self.first, self.first + len(lines), dtype=pl.Int64, eager=True)
             return repaired(
                 pl.DataFrame({"line": rows, "text": pl.Series(lines, dtype=pl.String)}), stats, all_ascii=True
@@ -188,15 +186,30 @@ class Chunk:
         )
         return repaired(frame, stats, all_ascii=all_ascii)
 
-    def head(self, lines: int) -> pl.Series:
-        """The text of the first `lines` lines, as `frame` gives it (nothing counted)."""
+    def head(self, lines: int) -> list[str]:
+        """The text of the first `lines` lines, as `frame` gives it (nothing counted): ASCII lines split
+        in Python (a small file pays no polars query for its head), others read as `frame` reads them."""
         end = 0
         for _ in range(lines):
             end = self.data.find(b"\n", end) + 1
             if not end:
                 end = len(self.data)
                 break
-        return decode_lines(self.data[:end]).str.slice(0, MAX_LINE_CHARS)
+        data = self.data[:end]
+        if data.isascii():
+            return [line[:MAX_LINE_CHARS] for line in ascii_lines(data)]
+        return decode_lines(data).str.slice(0, MAX_LINE_CHARS).to_list()
+
+
+def ascii_lines(data: bytes) -> list[str]:
+    """The lines of an ASCII block as `_decode` reads them: a newline ends each (a last line without one
+    is kept), a CR before a line's end is no part of the line."""
+    lines = data.decode("ascii").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if b"\r" in data:
+        lines = [line.removesuffix("\r") for line in lines]
+    return lines
 
 
 def repaired(frame: pl.DataFrame, stats: ReadStats, *, all_ascii: bool) -> pl.DataFrame:

@@ -25,7 +25,7 @@ import polars as pl
 
 from analyzer.parse import families as fam
 from analyzer.parse.grammar import Family
-from analyzer.parse.lines import Chunk, ReadStats, decode_lines, repaired
+from analyzer.parse.lines import MAX_LINE_CHARS, SMALL_BLOCK, Chunk, ReadStats, ascii_lines, decode_lines, repaired
 
 try:  # built by setup.py; absent from an install without a C compiler
     from analyzer.parse import _scanner
@@ -92,8 +92,15 @@ def scan(chunk: Chunk, in_header: bool, stats: ReadStats) -> Scanned | None:
     end, counts, *pairs, rest_text = out
     tables = {table: pl.DataFrame(_Arrow(pair)) for table, pair in zip(SCANNED_TABLES, pairs[:-1], strict=True)}
     handed = pl.DataFrame(_Arrow(pairs[-1]))
-    rest = handed.select("line", text=decode_lines(rest_text), family="family")
-    rest = repaired(rest, stats, all_ascii=rest_text.isascii())
+    if rest_text.isascii() and len(rest_text) <= SMALL_BLOCK:  # a few lines (a small file's): split in
+        # Python, the frame built without a query (a query's fixed cost is ten times the construction's)
+        lines = ascii_lines(rest_text)
+        rest = pl.DataFrame([handed["line"], pl.Series("text", lines, pl.String), handed["family"]])
+        if max(map(len, lines), default=0) > MAX_LINE_CHARS:
+            rest = repaired(rest, stats, all_ascii=True)
+    else:
+        rest = handed.select("line", text=decode_lines(rest_text), family="family")
+        rest = repaired(rest, stats, all_ascii=rest_text.isascii())
     ignored = Counter({category: n for category, n in zip(COUNTED, counts, strict=True) if n})
     return Scanned(tables, rest, ignored, end)
 

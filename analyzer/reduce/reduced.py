@@ -50,8 +50,9 @@ class FileClock:
     def known(self) -> frozenset[Zone] | None:
         """The zones the file's stamps are read in: its ISO lines' offsets, else its zone from --tz or
         from epoch tim; None when UTC is only assumed."""
-        if self.zones.height:
-            return frozenset(int(m) for m in self.zones["utc_offset_min"].unique())
+        if self.zones.height:  # a handful of ISO lines at most in a small file: a set, not a query
+            offsets = self.zones["utc_offset_min"]
+            return frozenset(int(m) for m in (offsets.to_list() if offsets.len() <= 1000 else offsets.unique()))
         return None if self.assumed else frozenset([self.fallback])
 
     def taking(self, zone: Zone, source: str, first_local: datetime | None) -> FileClock:

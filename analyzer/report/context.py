@@ -12,7 +12,7 @@ from analyzer.findings import compare, insights, switching
 from analyzer.findings.files import FileView, file_views
 from analyzer.match.analysis import Analysis
 from analyzer.report.facts import Counts, counts, notes
-from analyzer.report.fmt import short_label
+from analyzer.report.fmt import common_dir, short_label
 from analyzer.report.scopes import AsyncLink, Scope, async_links, scopes, upload_recommendations
 
 _NUMBER = re.compile(r"[-+]?[\d,]*\.?\d+(%| s)?")
@@ -92,6 +92,11 @@ class Context:
         )
 
     @cached_property
+    def common(self) -> str:
+        """The directory every file is in (`common_dir`; "" when none)."""
+        return common_dir(self.labels)
+
+    @cached_property
     def labels(self) -> list[str]:
         """Every file's label, in the analysis's order."""
         return [f.label for f in self.files]
@@ -108,11 +113,11 @@ class Context:
 
     def where(self, label: str | None, line: int | None) -> str:
         """`file:line` with the file relative to the inputs' common directory."""
-        return f"{short_label(label, self.labels)}:{line}" if label else ""
+        return f"{short_label(label, self.common)}:{line}" if label else ""
 
     def file(self, label: str) -> str:
         """A file relative to the inputs' common directory."""
-        return short_label(label, self.labels)
+        return short_label(label, self.common)
 
 
 def more(shown: int, total: int, what: str, where: str) -> str:

@@ -43,9 +43,9 @@ def common_dir(labels: list[str]) -> str:
         return ""
 
 
-def short_label(label: str, labels: list[str]) -> str:
-    """A label relative to the common directory of all labels (for report tables)."""
-    common = common_dir(labels)
+def short_label(label: str, common: str) -> str:
+    """A label relative to `common`, the common directory of all labels (`common_dir`, computed once
+    for all of them: an upload may hold tens of thousands), for report tables."""
     return os.path.relpath(label, common) if common else label
 
 

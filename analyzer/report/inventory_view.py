@@ -11,7 +11,7 @@ from analyzer.findings import inventory
 from analyzer.match.analysis import Analysis
 from analyzer.report import model
 from analyzer.report.context import Table
-from analyzer.report.fmt import printable, short_label
+from analyzer.report.fmt import common_dir, printable, short_label
 from analyzer.report.text import IDENTITY, console_for, identity_cells, print_table
 
 
@@ -20,14 +20,15 @@ def render_inventory_text(a: Analysis, out: TextIO) -> None:
     console = console_for(out)
     rows = inventory.table(a)
     labels = rows["file"].to_list()
+    common = common_dir(labels)
     counts = ("lines", "unparsed", "messages", "waits", "lgwr_warnings")
     files = Table(
         (*IDENTITY, "lines", "unparsed", "messages", "waits", "lgwr warnings"),
-        [(*identity_cells(r, labels), *(f"{r[k]:,}" for k in counts)) for r in rows.iter_rows(named=True)],
+        [(*identity_cells(r, common), *(f"{r[k]:,}" for k in counts)) for r in rows.iter_rows(named=True)],
         optional=("version", "instance", "waits", "unparsed", "process", "first (UTC)"),
         paths=("file",),
     )
-    short = [short_label(label, labels) for label in labels]
+    short = [short_label(label, common) for label in labels]
     print_table(console, "Trace files", files, short)
     if a.skipped:
         skipped = Table(("input", "reason"), [(s.label, s.reason) for s in a.skipped], paths=("input",))

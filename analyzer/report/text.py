@@ -15,9 +15,10 @@ import errno
 import os
 import re
 import textwrap
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, TextIO
 
 from rich import box
@@ -145,18 +146,18 @@ class _Layout:
 
 
 def tails(labels: Sequence[str]) -> dict[str, str]:
-    """Each label's shortest tail of path components that no other label ends with."""
+    """Each label's shortest tail of path components that no other label ends with (one pass: every
+    tail of every label counted once per label, so that thousands of labels cost thousands of steps)."""
     split = {label: re.split(r"(?<=[/\\!])", label) for label in set(labels)}
-    out = {}
-    for label, parts in split.items():
-        for n in range(1, len(parts) + 1):
-            tail = "".join(parts[-n:])
-            if not any(o != label and o.endswith(tail) and o[: -len(tail)][-1:] in "/\\!" for o in split):
-                out[label] = tail
-                break
-        else:
-            out[label] = label
-    return out
+    suffixes = {label: ["".join(parts[-n:]) for n in range(1, len(parts) + 1)] for label, parts in split.items()}
+    shared = Counter(tail for tails_of in suffixes.values() for tail in set(tails_of))
+    return {label: next((t for t in tails_of if shared[t] == 1), label) for label, tails_of in suffixes.items()}
+
+
+@lru_cache(maxsize=4)
+def _tails(labels: tuple[str, ...]) -> dict[str, str]:
+    """`tails`, once for all the tables of a report (an upload may hold tens of thousands of files)."""
+    return tails(labels)
 
 
 def _shorten(cell: str, short: dict[str, str]) -> str:
@@ -246,7 +247,7 @@ def print_table(console: Console, title: str, table: Table, labels: Sequence[str
     if not table.rows:
         return
     plain = not console.is_terminal
-    fitted = layout(table, console.width, plain, tails(labels))
+    fitted = layout(table, console.width, plain, _tails(tuple(labels)))
     if title:
         console.print(Text(title, style="bold"), overflow="fold")
     if table.note:
@@ -383,8 +384,8 @@ def render_text(a: Analysis, out: TextIO, top: int) -> None:
 IDENTITY = ("file", "role", "process", "instance", "host", "thread", "version", "first (UTC)")
 
 
-def identity_cells(row: dict[str, Any], labels: list[str]) -> list[str]:
-    """The IDENTITY cells of one row of `inventory.table`."""
+def identity_cells(row: dict[str, Any], common: str) -> list[str]:
+    """The IDENTITY cells of one row of `inventory.table` (`common`: the files' common directory)."""
     first = row["first_at"].strftime("%Y-%m-%d %H:%M:%S") if row["first_at"] else ""
-    values = [short_label(row["file"], labels), *(row[k] for k in IDENTITY[1:-1]), first]
+    values = [short_label(row["file"], common), *(row[k] for k in IDENTITY[1:-1]), first]
     return ["" if v is None else str(v) for v in values]

@@ -15,7 +15,16 @@ from analyzer.base.schemas import LINES
 from analyzer.base.zones import TimeZones
 from analyzer.inputs.sniff import encoding_of
 from analyzer.parse.families import merge, parse_chunk
-from analyzer.parse.lines import DENSE_NEWLINES, MAX_LINE_CHARS, SMALL_BLOCK, ReadStats, _decode, _newlines, read_lines
+from analyzer.parse.lines import (
+    DENSE_NEWLINES,
+    MAX_LINE_CHARS,
+    SMALL_BLOCK,
+    Chunk,
+    ReadStats,
+    _decode,
+    _newlines,
+    read_lines,
+)
 from tests.conftest import PAPER
 
 PAPER_LINES = (PAPER / "stby01/diag/rdbms/chicago/chicago1/trace/chicago1_rfs_8801.trc").read_bytes().split(b"\n")[:80]
@@ -251,3 +260,18 @@ def test_small_ascii_blocks_split_in_python_give_the_csv_reader_s_lines(text: st
     assert len(data) <= SMALL_BLOCK < len(padded)
     small, large = _decode(data, all_ascii=True), _decode(padded, all_ascii=True)
     assert small.equals(large.head(small.height)) and small.height == data.count(b"\n")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"Trace file /u01/x_nss2_1.trc\r\nMODULE NAME:(oracle@prim01 (NSS2))\r\n\r\nlast\n",
+        "ORACLE_HOME = /u01/caf\xe9\nMODULE NAME:(x)\n".encode(),
+        b"one\nbad \xff byte\n" + b"x" * (MAX_LINE_CHARS + 5) + b"\n",
+    ],
+    ids=["ascii-crlf", "utf8", "undecodable-and-long"],
+)
+def test_a_chunks_head_reads_its_lines_as_its_frame_does(data: bytes) -> None:
+    chunk = Chunk(data, 1, data.count(b"\n"))
+    assert chunk.head(400) == chunk.frame(ReadStats())["text"].to_list()
+    assert chunk.head(2) == chunk.frame(ReadStats())["text"].to_list()[:2]

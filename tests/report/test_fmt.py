@@ -33,9 +33,9 @@ def test_milliseconds_as_the_stamps_allow(value: float | None, resolution: float
 def test_labels_are_shown_relative_to_the_folder_all_inputs_share() -> None:
     labels = ["up/prim01/trace/a_nss2_1.trc", "up/stby01/trace/b_rfs_2.trc", "up/stby01/trace/b_rfs_3.trc"]
     assert common_dir(labels) == "up"
-    assert short_label(labels[1], labels) == "stby01/trace/b_rfs_2.trc"
+    assert short_label(labels[1], common_dir(labels)) == "stby01/trace/b_rfs_2.trc"
     assert common_dir(["a.trc", "b.trc"]) == ""  # one level: nothing to shorten
-    assert short_label("a.trc", ["a.trc", "b.trc"]) == "a.trc"
+    assert short_label("a.trc", common_dir(["a.trc", "b.trc"])) == "a.trc"
     assert common_dir(["/abs/x/a.trc", "rel/b.trc"]) == ""  # absolute and relative mixed
     assert common_dir(["/up/n1.zip!a.trc", "/up/n2.zip!b.trc"]) == "/up"
 
