@@ -7,6 +7,7 @@ import csv
 import html
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -136,6 +137,22 @@ def test_help_shows_the_new_options_with_their_values_and_examples() -> None:
         line = next(line for line in out.splitlines() if option in line)
         assert value in line, line
     assert "dgtrace analyze upload.zip --baseline" in out and "--awr awrrpt" in out
+
+
+@pytest.mark.slow  # two interpreters started
+def test_the_allocator_setting_reaches_polars_and_a_users_own_wins() -> None:
+    """The entry point sets jemalloc's decay before polars loads (a setting jemalloc refuses would print
+    "Invalid conf pair"); a `_RJEM_MALLOC_CONF` of the user's own is the one jemalloc reads."""
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    ours = subprocess.run(
+        [sys.executable, "-m", "analyzer", "--version"], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert ours.returncode == 0 and "jemalloc" not in ours.stderr
+    env["_RJEM_MALLOC_CONF"] = "no_such_option:1"
+    theirs = subprocess.run(
+        [sys.executable, "-m", "analyzer", "--version"], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert "Invalid conf pair: no_such_option:1" in theirs.stderr
 
 
 def test_the_package_runs_as_a_module_and_as_the_console_script() -> None:
