@@ -20,6 +20,8 @@ import termios
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from analyzer.api import Analysis, Options, analyze, analyze_files
@@ -136,6 +138,31 @@ def test_shortest_unique_tails() -> None:
         "h2/diag/x/trace/a_nss2_1.trc": "h2/diag/x/trace/a_nss2_1.trc",
         "h1/diag/x/trace/b_rfs_2.trc": "b_rfs_2.trc",
     }
+
+
+def _tails_by_definition(labels: list[str]) -> dict[str, str]:
+    """Each label's shortest tail that no other label ends with at a path boundary, tried one by one."""
+    split = {label: re.split(r"(?<=[/\\!])", label) for label in set(labels)}
+
+    def clash(label: str, tail: str) -> bool:
+        return any(o != label and o.endswith(tail) and o[: -len(tail)][-1:] in "/\\!" for o in split)
+
+    out = {}
+    for label, parts in split.items():
+        tries = ("".join(parts[-n:]) for n in range(1, len(parts) + 1))
+        out[label] = next((t for t in tries if not clash(label, t)), label)
+    return out
+
+
+_DIRS = st.lists(st.sampled_from(["a", "b", "trace", "diag", "n1", "up.zip!", "b.zip!"]), max_size=4)
+_LABEL = st.tuples(_DIRS, st.sampled_from(["a", "x.trc", "b.trc"])).map(lambda p: "/".join([*p[0], p[1]]))
+
+
+@given(st.lists(_LABEL.map(lambda label: label.replace("!/", "!")), max_size=12))
+def test_shortest_unique_tails_as_defined(labels: list[str]) -> None:
+    """The one-pass tails equal the definition, label against label, for any set of paths (an archive
+    member's `!` a boundary too; a label that is another's tail, or equal to it)."""
+    assert tails(labels) == _tails_by_definition(labels)
 
 
 def test_trace_text_cannot_drive_the_terminal(tmp_path: Path) -> None:
