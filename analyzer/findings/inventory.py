@@ -241,6 +241,12 @@ def _received_findings(files: list[FileResult]) -> list[str]:
     return out
 
 
+def _long_writes(lgwr: pl.DataFrame) -> int:
+    """The `log write elapsed time` warnings among a file's LGWR lines (no query for a file without any:
+    an upload of thousands of small traces pays a query's fixed cost per file otherwise)."""
+    return lgwr.filter(pl.col("kind") == "log_write").height if lgwr.height else 0
+
+
 def table(a: Analysis) -> pl.DataFrame:
     """One row per file found: classification, time span and line accounting; an RFS trace's thread is the
     redo thread it received (`thread_of`)."""
@@ -264,7 +270,7 @@ def table(a: Analysis) -> pl.DataFrame:
                 "unparsed": f.parsed.unparsed,
                 "messages": f.reduced.messages,
                 "waits": f.reduced.waits,
-                "lgwr_warnings": f.reduced.lgwr.filter(pl.col("kind") == "log_write").height,
+                "lgwr_warnings": _long_writes(f.reduced.lgwr),
             }
         )
     return pl.DataFrame(rows, schema=INVENTORY)
