@@ -71,8 +71,8 @@ def parse_small(chunks: Sequence[Chunk], stats: Sequence[ReadStats]) -> list[fam
 def _rests(chunks: Sequence[Chunk], rests: Sequence[pl.DataFrame]) -> list[fam.Parsed]:
     """The lines the scanner handed back from several files, parsed together and cut back per file
     (`families.parse_grouped`): each file's lines numbered on after the one before it, a free number between."""
-    if not any(rest.height for rest in rests):
-        return [fam.empty_parsed() for _ in rests]
+    if not any(rest.height for rest in rests):  # one empty result for all (`scanner.combined` copies what it takes)
+        return [fam.empty_parsed()] * len(rests)
     if len(rests) == 1:
         return [fam.parse_groups(scanner.groups_of(rests[0]))]
     starts = [0]

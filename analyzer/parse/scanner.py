@@ -17,12 +17,14 @@ environment, `enabled()` is False and the parse stage reads every chunk through 
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections import Counter
 from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.base.schemas import empty
 from analyzer.parse import families as fam
 from analyzer.parse.grammar import Family
 from analyzer.parse.lines import MAX_LINE_CHARS, SMALL_BLOCK, Chunk, ReadStats, ascii_lines, decode_lines, repaired
@@ -53,6 +55,18 @@ def enabled() -> bool:
 def name() -> str:
     """`compiled` or `python`: how this process reads chunks (`dgtrace --version` prints it)."""
     return "compiled" if enabled() else "python"
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _length(pair: tuple[object, object]) -> int:
+    """The rows of an exported Arrow array, read without importing it: `length`, the first field of the
+    C data interface's ArrowArray. An empty table then costs no import (a small file has three of four)."""
+    address = _capsule_pointer(pair[1], b"arrow_array")
+    return int(ctypes.c_int64.from_address(address).value) if address else 0
 
 
 class _Arrow:
@@ -90,7 +104,10 @@ def scan(chunk: Chunk, in_header: bool, stats: ReadStats) -> Scanned | None:
     if out is None:
         return None
     end, counts, *pairs, rest_text = out
-    tables = {table: pl.DataFrame(_Arrow(pair)) for table, pair in zip(SCANNED_TABLES, pairs[:-1], strict=True)}
+    tables = {
+        table: pl.DataFrame(_Arrow(pair)) if _length(pair) else empty(fam.SCHEMAS[table])
+        for table, pair in zip(SCANNED_TABLES, pairs[:-1], strict=True)
+    }
     handed = pl.DataFrame(_Arrow(pairs[-1]))
     if rest_text.isascii() and len(rest_text) <= SMALL_BLOCK:  # a few lines (a small file's): split in
         # Python, the frame built without a query (a query's fixed cost is ten times the construction's)
