@@ -3,8 +3,8 @@
 
 Before polars is imported, its allocator (jemalloc) is told to hand freed memory back to the system
 within half a second, on a background thread, rather than keep it for reuse, and to keep one arena per
-core: the peak RSS of an analysis falls by about a tenth, its time does not change
-(docs/benchmarks.md). A `_RJEM_MALLOC_CONF` already in the environment is left as it is.
+core: the peak RSS of most runs falls by 5 to 10%, their time does not change (docs/benchmarks.md). A
+`_RJEM_MALLOC_CONF` already in the environment is left as it is.
 """
 
 from __future__ import annotations

@@ -57,9 +57,10 @@ def name() -> str:
     return "compiled" if enabled() else "python"
 
 
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = ctypes.c_void_p
-_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+#: `PyCapsule_GetPointer`, a function object of this module's own (not `ctypes.pythonapi`'s shared one)
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
 
 
 def _length(pair: tuple[object, object]) -> int:
