@@ -35,7 +35,6 @@ export PYTHONMALLOC=malloc
 export LD_PRELOAD="$("$CC" -print-file-name=libasan.so) $("$CC" -print-file-name=libubsan.so)"
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export DGTRACE_REAL_TRACES=${DGTRACE_REAL_TRACES:-$PWD/../shared/real-traces}
 cd "$work/tree"
 "$PYTHON" -c '
 import sys

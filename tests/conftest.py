@@ -26,6 +26,10 @@ from analyzer.cli import app
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 PAPER = SAMPLES / "paper-2014"
+#: a folder of real trace files from real databases, named by $DGTRACE_REAL_TRACES: their licences do
+#: not all allow copies here, so none is in this repository and the tests that read them skip without it
+REAL_TRACES = Path(os.environ.get("DGTRACE_REAL_TRACES") or "/nonexistent-real-traces").resolve()
+WITHOUT_REAL_TRACES = "DGTRACE_REAL_TRACES does not name a folder of real trace files"
 
 # Hypothesis profiles: `dev` (the default) keeps `pytest -m "not slow"` quick; `ci` (`make test`, and
 # wherever CI=true) runs at least as many examples as any property test ever asked for. A test's own

@@ -2,9 +2,9 @@
 no crash, every line accounted for, every well-formed WAIT line read, the first and last stamps and
 the zone as a person reads them, and the unparsed lines named with their reason.
 
-The folder is `$DGTRACE_REAL_TRACES`, else `shared/real-traces` beside the clone (where the
-project's machines keep them); without it (a user's clone) the tests are skipped. Nothing of it is
-copied into the repository: the expectations below are the stamps as printed in each file, read by eye.
+The folder is `$DGTRACE_REAL_TRACES` (`tests.conftest.REAL_TRACES`); without it the tests are skipped.
+Nothing of it is copied into the repository: the expectations below are the stamps as printed in each
+file, read by eye.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
-import os
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,10 +22,10 @@ from analyzer.api import Options, analyze
 from analyzer.base.errors import NoInputError
 from analyzer.findings import inventory
 from analyzer.findings.redact import REMOVED, redact
-from tests.conftest import ROOT
+from tests.conftest import REAL_TRACES, WITHOUT_REAL_TRACES
 
-REAL = Path(os.environ.get("DGTRACE_REAL_TRACES") or ROOT.parent / "shared" / "real-traces").resolve()
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} is absent (real traces live beside the repository)")
+REAL = REAL_TRACES
+pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=WITHOUT_REAL_TRACES)
 
 #: a well-formed WAIT line, written independently of grammars/wait.lark: anything up to ` tim=<digits>`
 WAIT_LINE = re.compile(r"^WAIT #\d+: nam='[^']*' ela= ?\d+( \S.*)? tim=\d+[ \t]*$")

@@ -28,7 +28,7 @@ from analyzer.parse.grammar import LGWR_PREFIXES, MESSAGE_PREFIXES
 from analyzer.parse.lines import MAX_LINE_CHARS, Chunk, ReadStats, read_chunks
 from analyzer.simulate.options import SimOptions
 from analyzer.simulate.runner import simulate
-from tests.conftest import ROOT
+from tests.conftest import REAL_TRACES, ROOT, WITHOUT_REAL_TRACES
 from tests.parse.test_fastpath import (
     AWKWARD,
     CANONICAL,
@@ -42,7 +42,7 @@ from tests.strategies import message_lines, stamp_lines, wait_lines
 
 pytestmark = pytest.mark.skipif(not scanner.compiled(), reason="the compiled scanner is not built in this install")
 
-REAL = Path(os.environ.get("DGTRACE_REAL_TRACES") or ROOT.parent / "shared" / "real-traces").resolve()
+REAL = REAL_TRACES
 
 
 def assert_same(data: bytes, in_header: bool, first: int = 1) -> scanner.Scanned:
@@ -345,7 +345,7 @@ def test_the_samples_chunk_by_chunk(path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} is absent (real traces live beside the repository)")
+@pytest.mark.skipif(not REAL.is_dir(), reason=WITHOUT_REAL_TRACES)
 def test_the_real_traces_chunk_by_chunk() -> None:
     paths = sorted(p for p in REAL.rglob("*.trc") if p.is_file())
     assert paths
