@@ -26,6 +26,8 @@ _PROFILE = re.compile(r"^\s*(Redo size(?: \(bytes\))?|Transactions):\s+(\S+)")
 _ACTIVITY = re.compile(r"^(redo size|redo writes|redo write time) {2,}(\S+) +(\S+)")
 _PROFILE_KEYS = {"Redo size": "redo_bytes_s", "Redo size (bytes)": "redo_bytes_s", "Transactions": "transactions_s"}
 _ACTIVITY_KEYS = {"redo size": "redo_bytes", "redo writes": "redo_writes", "redo write time": "redo_write_time_cs"}
+#: the lines a text report's workload is read from, each with the field its label names
+_LINES = ((_PROFILE, _PROFILE_KEYS), (_ACTIVITY, _ACTIVITY_KEYS))
 
 
 @dataclass(frozen=True)
@@ -71,19 +73,14 @@ def from_lines(lines: Iterable[str]) -> LoadProfile | None:
     found: dict[str, float] = {}
     where: list[int] = []
     for number, line in enumerate(lines, 1):
-        profile = _PROFILE.match(line)
-        if profile and _PROFILE_KEYS[profile[1]] not in found:
-            value = _number(profile[2])
-            if value is not None:
-                found[_PROFILE_KEYS[profile[1]]] = value
-                where.append(number)
-            continue
-        activity = _ACTIVITY.match(line)
-        if activity and _ACTIVITY_KEYS[activity[1]] not in found:
-            value = _number(activity[2])
-            if value is not None:
-                found[_ACTIVITY_KEYS[activity[1]]] = value
-                where.append(number)
+        for pattern, keys in _LINES:  # a line is a Load Profile line, else an Instance Activity Stats row
+            row = pattern.match(line)
+            if row and keys[row[1]] not in found:
+                value = _number(row[2])
+                if value is not None:
+                    found[keys[row[1]]] = value
+                    where.append(number)
+                break
     return _profile(found, where)
 
 
