@@ -22,6 +22,7 @@ import polars as pl
 
 from analyzer.base.words import ms, plural
 from analyzer.findings.compare import Checks, size_text
+from analyzer.findings.ordered import Window, per_group
 from analyzer.findings.summary import stamp_resolution
 
 #: a series of slow writes of one cause is sustained when at least this share follows another of them
@@ -80,14 +81,14 @@ def sustained(writes: pl.DataFrame, component: str) -> tuple[int, int]:
     """(slow writes whose largest part is `component`, those of them that follow another such write on
     their link and thread): how much of a cause comes in runs rather than alone."""
     keys = [c for c in ("primary_db", "standby_db", "thread") if c in writes.columns]
-    marked = (
-        writes.select(*keys, "sent_at", hit=pl.col("slow").fill_null(False) & (pl.col("verdict") == component))
-        .filter(pl.col("sent_at").is_not_null())
-        .sort(*keys, "sent_at", nulls_last=True)
-        .with_columns(after=pl.col("hit").shift(1).over(keys or None).fill_null(False))
-    )
-    hits = marked.filter(pl.col("hit"))
-    return hits.height, int(hits["after"].sum())
+    hit = pl.col("slow").fill_null(False) & (pl.col("verdict") == component)
+
+    def runs(timed: pl.LazyFrame, window: Window) -> pl.LazyFrame:
+        after = window(pl.col("hit").shift(1)).fill_null(False) & pl.col("hit")
+        return timed.with_columns(hit=hit).select(pl.col("hit").sum(), after=after.sum())
+
+    found = per_group(writes, keys, ["slow", "verdict"], runs).sum()
+    return int(found.item(0, "hit")), int(found.item(0, "after"))
 
 
 def _quantile(values: pl.Series, q: float) -> float | None:

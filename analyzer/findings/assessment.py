@@ -28,6 +28,7 @@ import polars as pl
 
 from analyzer.base.vocab import Component
 from analyzer.base.words import ms, plural
+from analyzer.findings.ordered import Window, per_group
 from analyzer.findings.summary import stamp_resolution
 from analyzer.findings.switching import SwitchAnalysis
 
@@ -108,43 +109,47 @@ class Assessment:
         }
 
 
-def bursts(writes: pl.DataFrame) -> list[Burst]:
+def bursts(writes: pl.DataFrame, keep: pl.Expr | None = None) -> list[Burst]:
     """Runs of at least BURST_MIN slow writes one after the other on a thread of a primary database
-    (`writes`: sent_at, slow and, when known, primary_db and thread), by their first send."""
+    (`writes`: sent_at, slow and, when known, primary_db and thread; those where `keep` holds, when given),
+    by their first send."""
     keys = [c for c in ("primary_db", "thread") if c in writes.columns]
-    timed = writes.select(*keys, "sent_at", slow=pl.col("slow").fill_null(False)).filter(
-        pl.col("sent_at").is_not_null()
-    )
-    if int(timed["slow"].sum()) < BURST_MIN:
-        return []
-    ordered = timed.sort(*keys, "sent_at", nulls_last=True)
-    start = pl.col("slow") & ~pl.col("slow").shift(1).over(keys or None).fill_null(False)
-    runs = (
-        ordered.with_columns(_run=start.cum_sum())
-        .filter(pl.col("slow"))
-        .group_by("_run")
-        .agg(first=pl.col("sent_at").min(), last=pl.col("sent_at").max(), writes=pl.len())
-        .filter(pl.col("writes") >= BURST_MIN)
-        .sort("first")
-    )
-    return [Burst(r["first"], r["last"], int(r["writes"])) for r in runs.iter_rows(named=True)]
+    slow = pl.col("slow").fill_null(False)
 
+    def runs(timed: pl.LazyFrame, window: Window) -> pl.LazyFrame:
+        start = slow & ~window(slow.shift(1)).fill_null(False)
+        return (
+            timed.with_columns(_run=window(start.cum_sum()))
+            .filter(slow)
+            .group_by(*keys, "_run")
+            .agg(first=pl.col("sent_at").min(), last=pl.col("sent_at").max(), writes=pl.len())
+            .filter(pl.col("writes") >= BURST_MIN)
+        )
 
-def _quantile(values: pl.Series, q: float) -> float | None:
-    found = values.quantile(q, "nearest") if values.len() else None
-    return float(found) if isinstance(found, int | float) else None
+    found = per_group(writes, keys, ["sent_at", "slow"], runs, keep).sort("first", "last")
+    return [Burst(r["first"], r["last"], int(r["writes"])) for r in found.iter_rows(named=True)]
 
 
 def assess(writes: pl.DataFrame, threshold_ms: float, switches: SwitchAnalysis | None = None) -> Assessment:
     """The assessment of a configuration's commit-path writes (one row per redo write)."""
-    keys = [c for c in ("primary_db", "thread") if c in writes.columns]
-    timed = writes.select(*keys, "sent_at", "total_ms", "slow", "verdict").filter(pl.col("total_ms").is_not_null())
-    n = timed.height
-    slow = timed.filter(pl.col("slow").fill_null(False))
-    typical, p99 = _quantile(timed["total_ms"], 0.5), _quantile(timed["total_ms"], 0.99)
+    with_total = pl.col("total_ms").is_not_null()
+    total = pl.col("total_ms").filter(with_total)
+    n, typical, p99 = (
+        writes.lazy()
+        .select(n=total.len(), p50=total.quantile(0.5, "nearest"), p99=total.quantile(0.99, "nearest"))
+        .collect()
+        .row(0)
+    )
+    typical, p99 = (float(v) if v is not None else None for v in (typical, p99))
+    slow = (
+        writes.lazy()
+        .filter(with_total & pl.col("slow").fill_null(False))
+        .select("sent_at", "total_ms", "verdict")
+        .collect()
+    )
     limit = OUTLIER_FACTOR * typical if typical is not None else None
-    outliers = int((timed["total_ms"] > limit).sum()) if limit is not None else 0
-    found = bursts(timed)
+    outliers = int((writes["total_ms"] > limit).sum()) if limit is not None else 0
+    found = bursts(writes, with_total)
     largest = max(found, key=lambda b: (b.writes, -b.first.timestamp())) if found else None
     minutes = slow["sent_at"].dt.truncate("1m").n_unique() if slow.height else 0
     near, clustered_at = (switches.slow_near, switches.clustered) if switches is not None else (0, False)
@@ -234,7 +239,7 @@ def _spread(a: Assessment) -> str:
 
 def _listed(slow: pl.DataFrame, res: float | None) -> str:
     """The few slow writes of a link that is otherwise fine, one by one (time, total, largest part)."""
-    shown = slow.sort("total_ms", descending=True).head(LISTED)
+    shown = slow.sort("total_ms", "sent_at", descending=[True, False], nulls_last=True).head(LISTED)
     items = []
     for r in shown.iter_rows(named=True):
         part = f", mostly {Component(r['verdict']).label}" if r["verdict"] else ""

@@ -13,6 +13,7 @@ import polars as pl
 
 from analyzer.base.schemas import COMPARISON, OBSERVED, SWITCHES, UTC
 from analyzer.base.words import plural
+from analyzer.findings import ordered
 from analyzer.findings.events import shifted_entries
 from analyzer.findings.summary import SLOWEST_ORDER, STAT_COLUMNS, slowest
 from analyzer.match.analysis import Analysis
@@ -50,15 +51,24 @@ def _text(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col("_db").cast(pl.String))
 
 
-def _send_order(keys: pl.DataFrame) -> pl.DataFrame:
-    """The writes' keys with each (database, thread) in send order (ties: msgid), which `over` keeps.
+def _inferred(writes: pl.DataFrame) -> pl.DataFrame:
+    """The switches the writes show: each (database, thread) in send order (ties: msgid), a write whose log
+    sequence differs from the one before it (`ordered.per_group`: one thread at a time, not a window over
+    millions of writes)."""
+    keyed = writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes))
+    # the writes come sorted by send time: with no two sharing one, that is already the order of each thread
+    ties = bool(keyed.select((pl.col("sent_at").diff() <= 0).any()).item())
 
-    The writes come sorted by send time: when no two writes of a thread share a send time, that is
-    already the order, and no column is copied (a sort would copy them all).
-    """
-    if keys["sent_at"].is_sorted() and keys.select((pl.col("sent_at").diff().over("_db", "thread") != 0).all()).item():
-        return keys
-    return keys.sort("thread", "sent_at", "msgid")  # no text key: `over` keeps the databases apart
+    def switched(timed: pl.LazyFrame, window: ordered.Window) -> pl.LazyFrame:
+        timed = timed.sort("sent_at", "msgid", maintain_order=True) if ties else timed
+        return timed.with_columns(from_seq=window(pl.col("seq").shift(1))).filter(pl.col("seq") != pl.col("from_seq"))
+
+    return (
+        ordered.per_group(keyed, ["_db", "thread"], ["seq", "sent_at", "msgid"], switched)
+        # wide again on these few rows: the writes' keys may be narrow (`schemas.narrowed`), the logs' are not
+        .select("_db", "thread", "from_seq", to_seq="seq", inferred_at="sent_at")
+        .cast({"_db": pl.String, "thread": pl.Int64, "from_seq": pl.Int64, "to_seq": pl.Int64})
+    )
 
 
 def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -74,14 +84,7 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
     (an RFS selection names the primary's thread and sequence in the standby's alert log) takes the
     only primary database there is, if there is only one.
     """
-    inferred = (
-        _send_order(writes.select("thread", "seq", "sent_at", "msgid", _db=_db(writes)))
-        .select("_db", "thread", "seq", "sent_at", from_seq=pl.col("seq").shift(1).over("_db", "thread"))
-        .filter(pl.col("seq") != pl.col("from_seq"))
-        # wide again on these few rows: the writes' keys may be narrow (`schemas.narrowed`), the logs' are not
-        .select("_db", "thread", "from_seq", to_seq="seq", inferred_at="sent_at")
-        .cast({"_db": pl.String, "thread": pl.Int64, "from_seq": pl.Int64, "to_seq": pl.Int64})
-    )
+    inferred = _inferred(writes)
     seen = {"log_switch": "alert_at", "srl_selected": "srl_selected_at", "rfs_selected": "rfs_selected_at"}
     rows = (observed if observed is not None else pl.DataFrame(schema=OBSERVED)).select(OBSERVED.names())
     rows = rows.filter(pl.col("kind").is_in(list(seen)))
@@ -141,27 +144,37 @@ def log_switches(writes: pl.DataFrame, observed: pl.DataFrame | None = None) -> 
 
 
 def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: float = SWITCH_WINDOW_S) -> pl.DataFrame:
-    """The writes by send time with `switch_at`: the nearest log switch of their thread within the window, else null.
+    """The writes with `switch_at`: the nearest log switch of their thread within the window, else null.
 
-    Only the keys go through the join (the writes usually come in send order: then no column is
-    copied; else they are sorted first), and `switch_at` is added beside the writes' own columns.
+    One (database, thread) of the switches at a time, and only its writes' row numbers and send times go
+    through the join: an as-of join `by` those keys over millions of writes holds several columns'
+    worth of them at once. The writes keep their order and columns; `switch_at` is added beside them.
     """
-    db = _db(writes).cast(pl.Categorical)  # the writes' side as they are, the switches' cast to meet it
-    marks = switches.select(pl.col("thread").cast(pl.Int64), switch_at="at", _db=_db(switches).cast(pl.Categorical))
-    marks = marks.sort("switch_at")
-    if not writes["sent_at"].is_sorted():
-        writes = writes.sort("sent_at")
-    # the writes' thread may be narrow (`schemas.narrowed`); the asof join's keys must match
-    found = writes.select("sent_at", pl.col("thread").cast(pl.Int64), _db=db).join_asof(
-        marks,
-        left_on="sent_at",
-        right_on="switch_at",
-        by=["_db", "thread"],
-        strategy="nearest",
-        tolerance=timedelta(seconds=window_s),
-        check_sortedness=False,
-    )
-    return writes.with_columns(found["switch_at"])
+    marks = switches.select(pl.col("thread").cast(pl.Int64), switch_at="at", _db=_db(switches).cast(pl.String))
+    marks = marks.filter(pl.col("switch_at").is_not_null())
+    found = pl.repeat(None, writes.height, dtype=UTC, eager=True).alias("switch_at")
+    db = _db(writes)
+    for (name, thread), theirs in marks.group_by("_db", "thread"):
+        mine = (
+            writes.lazy()
+            .select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"), "sent_at", _db=db, _thread="thread")
+            .filter((pl.col("_db") == name) & (pl.col("_thread") == thread) & pl.col("sent_at").is_not_null())
+            .select("_row", "sent_at")
+            .collect()
+        )
+        if not mine["sent_at"].is_sorted():
+            mine = mine.sort("sent_at", maintain_order=True)
+        near = mine.join_asof(
+            theirs.select("switch_at").sort("switch_at"),
+            left_on="sent_at",
+            right_on="switch_at",
+            strategy="nearest",
+            tolerance=timedelta(seconds=window_s),
+            check_sortedness=False,
+        ).filter(pl.col("switch_at").is_not_null())
+        if near.height:
+            found = found.scatter(near["_row"], near["switch_at"])
+    return writes.with_columns(found)
 
 
 @dataclass(frozen=True)

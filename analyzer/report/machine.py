@@ -43,9 +43,9 @@ from analyzer.report.model import (
 #: at once, which for one CSV of the whole table grows to most of the output
 SLICE_ROWS = 25_000
 #: threads encoding slices at once (two cores), and the slices encoded or being encoded at most
-#: (WINDOW x 20 MB): one is written while the next ones encode, the text of the table never held whole
+#: (WINDOW x 20 MB): one is written while the next one encodes, the text of the table never held whole
 ENCODERS = 2
-WINDOW = 3
+WINDOW = 2
 #: what follows each item of a JSON array but the last
 ITEM_END = ",\n  "
 
