@@ -63,7 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analyzer.base.units import parse_size  # noqa: E402
-from scripts.reliability_table import many_members_zip  # noqa: E402
+from scripts.reliability_table import command_environ, many_members_zip  # noqa: E402
 
 DGTRACE = [sys.executable, "-m", "analyzer"]
 #: the source tree whose analyzer runs (`--code`: another commit's, `git archive COMMIT | tar -x -C DIR`)
@@ -96,7 +96,7 @@ def timed(cmd: list[str], tree: Path | None = None) -> Run:
     """Run a command, draining its stdout through a pipe; wall time, the child's peak RSS and CPU seconds.
     `tree`: the source tree whose analyzer `python -m analyzer` runs (default CODE)."""
     tree = tree or CODE
-    env = {**os.environ, "PYTHONPATH": str(tree)} if tree != ROOT else None
+    env = command_environ(**({"PYTHONPATH": str(tree)} if tree != ROOT else {}))
     start = time.perf_counter()
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, cwd=tree, env=env)

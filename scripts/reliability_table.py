@@ -380,6 +380,28 @@ class Result:
     stdout: str = field(repr=False, default="")
 
 
+#: what `import polars` puts before the allocator setting it finds in the environment (none: this alone),
+#: and what it adds with POLARS_THP=1
+POLARS_ALLOCATOR = "dirty_decay_ms:500,muzzy_decay_ms:1000"
+POLARS_THP = ",thp:always,metadata_thp:always"
+
+
+def command_environ(**extra: str) -> dict[str, str]:
+    """This process's environment for a dgtrace command, with `extra`: without the allocator setting that
+    importing polars here wrote into it. A child inheriting polars' setting would keep it, not take
+    dgtrace's own (`analyzer/__main__.py` leaves a setting it finds), and keep freed memory longer than
+    dgtrace run from a shell; a setting this process was given is passed on as it was given."""
+    env = dict(os.environ)
+    given = env.pop("_RJEM_MALLOC_CONF", None)
+    for ours in (POLARS_ALLOCATOR + POLARS_THP, POLARS_ALLOCATOR):
+        if given is not None and given.startswith(ours):
+            given = given.removeprefix(ours).removeprefix(",") or None
+            break
+    if given is not None:
+        env["_RJEM_MALLOC_CONF"] = given
+    return env | extra
+
+
 #: A launcher between the caller and the command: it forks the command from a small process and
 #: writes the command's peak RSS (KiB) to the file named first. Linux carries a process's high-water
 #: mark of resident memory through fork and exec into the child's `ru_maxrss`, so a command forked
@@ -428,7 +450,7 @@ def run(
     """
     tmpdir.mkdir(parents=True, exist_ok=True)
     before = set(_tree(tmpdir))
-    env = {**os.environ, "TMPDIR": str(tmpdir)}
+    env = command_environ(TMPDIR=str(tmpdir))
 
     def limit() -> None:
         if file_size_limit is not None:
