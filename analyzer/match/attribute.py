@@ -188,17 +188,23 @@ def tie_warnings(lgwr: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
 def _near_warnings(writes: pl.DataFrame, warn: pl.DataFrame) -> pl.Series:
     """Row numbers of the writes whose [sent_at, end] meets some warning's [_from, _to], in send
     order: a write sent at t meets one when, among the warnings with `_to` >= t, the earliest
-    `_from` is at most its end. One as-of pass over the writes in send order (their order in the
-    analysis: no sort, no copy) instead of joining millions of writes with every warning."""
-    end = pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64))
-    sends = writes.select("sent_at", _end=end, _row=pl.int_range(pl.len(), dtype=pl.UInt32))
-    if not writes["sent_at"].is_sorted() or writes["sent_at"].null_count():
-        sends = sends.drop_nulls("sent_at").sort("sent_at")
+    `_from` is at most its end. One binary search of each send time among the warnings' ends (a few
+    thousand) instead of joining millions of writes with every warning; only the writes' row numbers
+    and what the search finds are held beside them."""
     reach = (  # windows by end, each with the earliest start among it and those ending later
         warn.select("_to", _first=pl.col("_from"))
         .drop_nulls()
         .sort("_to")
         .with_columns(pl.col("_first").cum_min(reverse=True))
     )
-    found = sends.set_sorted("sent_at").join_asof(reach, left_on="sent_at", right_on="_to", strategy="forward")
-    return found.filter(pl.col("_first") <= pl.col("_end"))["_row"]
+    first = reach["_first"].append(pl.Series([None], dtype=reach["_first"].dtype))  # past the last: none
+    end = pl.col("sent_at") + pl.duration(microseconds=(pl.col("total_ms") * 1000).cast(pl.Int64))
+    at = pl.lit(reach["_to"]).search_sorted(pl.col("sent_at"), side="left")
+    near = (
+        writes.lazy()
+        .select(_row=pl.int_range(pl.len(), dtype=pl.UInt32), _near=pl.lit(first).gather(at) <= end, _sent="sent_at")
+        .filter(pl.col("_near"))
+    )
+    if not writes["sent_at"].is_sorted() or writes["sent_at"].null_count():
+        near = near.sort("_sent", maintain_order=True)
+    return near.collect()["_row"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
 
 from analyzer.match.attribute import fast_sync_ms, tie_warnings
 from tests.builders import analyze_lines, primary_lines, reduced, standby_lines
@@ -93,6 +95,39 @@ def test_writes_near_warnings_include_those_under_an_earlier_longer_warning() ->
         {"sent_at": [at(5), at(11), at(0.5), at(20)], "total_ms": [100.0, 5.0, 1.0, None], "msgid": [1, 2, 3, 4]}
     )
     assert writes[_near_warnings(writes, warn)]["msgid"].to_list() == [3, 1]  # in send order
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 60), st.integers(0, 20)), max_size=6),
+    st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 80)), st.integers(0, 9000)), max_size=30),
+)
+def test_writes_near_warnings_are_those_meeting_some_warning(
+    warnings: list[tuple[int, int]], sends: list[tuple[int | None, int]]
+) -> None:
+    """The writes found are exactly those whose [sent, sent + total] meets some warning's [from, to]
+    (by definition, one pair at a time), in send order, whatever the order of the writes."""
+    from analyzer.match.attribute import _near_warnings
+
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    warn = pl.DataFrame(
+        {
+            "_from": [t0 + timedelta(seconds=a) for a, _ in warnings],
+            "_to": [t0 + timedelta(seconds=a + d) for a, d in warnings],
+        },
+        schema={"_from": pl.Datetime("us", "UTC"), "_to": pl.Datetime("us", "UTC")},
+    )
+    writes = pl.DataFrame(
+        {
+            "sent_at": [None if s is None else t0 + timedelta(seconds=s) for s, _ in sends],
+            "total_ms": [float(ms) for _, ms in sends],
+            "msgid": list(range(len(sends))),
+        },
+        schema={"sent_at": pl.Datetime("us", "UTC"), "total_ms": pl.Float64, "msgid": pl.Int64},
+    )
+    meets = [s is not None and any(a <= s + ms / 1000 and s <= a + d for a, d in warnings) for s, ms in sends]
+    found = writes[_near_warnings(writes, warn)]
+    assert sorted(found["msgid"].to_list()) == [i for i, hit in enumerate(meets) if hit]
+    assert found["sent_at"].is_sorted()  # in send order
 
 
 def test_fast_sync_what_if_takes_out_standby_io_but_never_goes_below_the_network() -> None:
