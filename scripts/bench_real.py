@@ -111,6 +111,8 @@ def main() -> None:
         build_corpus(args.real, args.copies, corpus)
         codes = {commit: checkout(commit, Path(tmp, f"code-{n}")) for n, commit in enumerate(args.commit)}
         codes["checkout"] = ROOT
+        for code in codes.values():  # bytecode as an installed dgtrace has it (see scripts/bench.py `compiled`)
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(code / "analyzer")], check=True)
         result = measure(corpus, codes, args.runs)
     for name, figures in result.items():
         print(f"{name:12s} " + "  ".join(f"{k} {v}" for k, v in figures.items()))
