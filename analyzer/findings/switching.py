@@ -153,28 +153,35 @@ def flag_near_switch(writes: pl.DataFrame, switches: pl.DataFrame, window_s: flo
     marks = switches.select(pl.col("thread").cast(pl.Int64), switch_at="at", _db=_db(switches).cast(pl.String))
     marks = marks.filter(pl.col("switch_at").is_not_null())
     found = pl.repeat(None, writes.height, dtype=UTC, eager=True).alias("switch_at")
-    db = _db(writes)
-    for (name, thread), theirs in marks.group_by("_db", "thread"):
-        mine = (
-            writes.lazy()
-            .select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"), "sent_at", _db=db, _thread="thread")
-            .filter((pl.col("_db") == name) & (pl.col("_thread") == thread) & pl.col("sent_at").is_not_null())
-            .select("_row", "sent_at")
-            .collect()
-        )
-        if not mine["sent_at"].is_sorted():
-            mine = mine.sort("sent_at", maintain_order=True)
-        near = mine.join_asof(
-            theirs.select("switch_at").sort("switch_at"),
-            left_on="sent_at",
-            right_on="switch_at",
-            strategy="nearest",
-            tolerance=timedelta(seconds=window_s),
-            check_sortedness=False,
-        ).filter(pl.col("switch_at").is_not_null())
+    timed = writes.lazy().with_row_index("_row").filter(pl.col("sent_at").is_not_null())
+    nears = []
+    if marks.select("_db", "thread").n_unique() > ordered.GROUPS_ONE_BY_ONE:  # one join over all, by thread
+        # the writes' thread may be narrow (`schemas.narrowed`), the switches' is not
+        sends = timed.select("_row", "sent_at", _db=_db(writes).cast(pl.String), thread=pl.col("thread").cast(pl.Int64))
+        nears.append(_nearest(sends.collect(), marks, window_s, ["_db", "thread"]))
+    else:
+        for (name, thread), theirs in marks.group_by("_db", "thread"):
+            mine = timed.filter((_db(writes) == name) & (pl.col("thread") == thread)).select("_row", "sent_at")
+            nears.append(_nearest(mine.collect(), theirs, window_s, []))
+    for near in nears:
         if near.height:
             found = found.scatter(near["_row"], near["switch_at"])
     return writes.with_columns(found)
+
+
+def _nearest(sends: pl.DataFrame, marks: pl.DataFrame, window_s: float, by: list[str]) -> pl.DataFrame:
+    """The sends (`_row`, `sent_at`, and `by`) with the nearest of the marks within the window (`switch_at`)."""
+    if not sends["sent_at"].is_sorted():
+        sends = sends.sort("sent_at", maintain_order=True)
+    return sends.join_asof(
+        marks.select("switch_at", *by).sort("switch_at"),
+        left_on="sent_at",
+        right_on="switch_at",
+        by=by or None,
+        strategy="nearest",
+        tolerance=timedelta(seconds=window_s),
+        check_sortedness=False,
+    ).filter(pl.col("switch_at").is_not_null())
 
 
 @dataclass(frozen=True)
