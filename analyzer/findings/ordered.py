@@ -24,17 +24,6 @@ GROUPS_ONE_BY_ONE = 64
 Window = Callable[[pl.Expr], pl.Expr]
 
 
-def in_send_order(writes: pl.DataFrame, keys: Sequence[str], keep: pl.Expr | None = None) -> pl.LazyFrame:
-    """The writes with a send time (and `keep`, when given) in send order within each of `keys`' groups:
-    as they are when the table is in send order, else sorted by `keys` and send time (stable)."""
-    timed = writes.lazy().filter(
-        pl.col("sent_at").is_not_null() if keep is None else keep & pl.col("sent_at").is_not_null()
-    )
-    if _sent_in_order(writes):
-        return timed
-    return timed.sort(*keys, "sent_at", nulls_last=True, maintain_order=True)
-
-
 def per_group(
     writes: pl.DataFrame,
     keys: Sequence[str],
@@ -48,20 +37,23 @@ def per_group(
 
     A window `over` the keys of millions of writes holds several columns' worth of group indices; with a
     few groups, each is taken alone (its `columns`; the keys as constants) and the window is the frame.
+    Writes not in send order are sorted by the keys and send time (stable) first.
     """
+    in_order = _sent_in_order(writes)
+
+    def timed(chosen: list[pl.Expr]) -> pl.LazyFrame:
+        rows = writes.lazy().filter(pl.all_horizontal(*chosen, pl.col("sent_at").is_not_null()))
+        return rows if in_order else rows.sort(*keys, "sent_at", maintain_order=True)
+
+    kept = [] if keep is None else [keep]
     groups = _groups(writes, keys)
     if not groups:  # many groups, or none
-        timed = in_send_order(writes, keys, keep).select(*keys, *columns)
-        return query(timed, lambda e: e.over(keys)).collect()
+        return query(timed(kept).select(*keys, *columns), lambda e: e.over(keys)).collect()
     parts = []
     for values in groups:
-        alone = [pl.col(k).eq_missing(pl.lit(v, writes.schema[k])) for k, v in zip(keys, values, strict=True)]
-        terms = [*alone, *([] if keep is None else [keep])]
-        mine = pl.all_horizontal(*terms) if terms else None
-        timed = in_send_order(writes, keys, mine).select(
-            *(pl.lit(v, writes.schema[k]).alias(k) for k, v in zip(keys, values, strict=True)), *columns
-        )
-        parts.append(query(timed, lambda e: e).collect())
+        constants = [pl.lit(v, writes.schema[k]).alias(k) for k, v in zip(keys, values, strict=True)]
+        alone = [pl.col(k).eq_missing(c) for k, c in zip(keys, constants, strict=True)]
+        parts.append(query(timed([*alone, *kept]).select(*constants, *columns), lambda e: e).collect())
     return pl.concat(parts)
 
 
